@@ -1,0 +1,40 @@
+# clawmem — `make demo` opens the app on a demo workspace, `make test` runs the test suite.
+# Both create .venv and install everything on first use (llama-cpp-python builds from source:
+# about 5–10 minutes on 2 cores the first time; pip's wheel cache makes later installs fast).
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+PYTEST_ARGS ?=
+
+.PHONY: install demo test lint typecheck screenshots bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/clawmem --demo
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check engine tui tests bench
+	$(BIN)/ruff format --check engine tui tests bench
+	$(BIN)/mypy engine
+
+screenshots: install
+	$(BIN)/python -m tools.screenshots
+
+bench: install
+	$(BIN)/python bench/index_throughput.py
+	$(BIN)/python bench/search_latency.py
+	$(BIN)/python bench/locomo.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,369 @@
+"""Settings (every default from the spec), TOML loading, environment overrides and the clock.
+
+One frozen ``Settings`` value describes a run. It is built once by :func:`load_settings`
+from, in increasing priority: the spec's defaults, ``<home>/config.toml``, environment
+variables (``CLAWMEM_*``) and explicit overrides (command-line flags).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from engine.errors import ConfigError
+
+# --------------------------------------------------------------------------- sections
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    chunk_tokens: int = 400
+    chunk_overlap: int = 80
+    watch_debounce_ms: int = 1500
+    max_file_bytes: int = 5 * 1024 * 1024
+    fts_tokenizer: str = "trigram"  # "trigram" (finds CJK) or "unicode61"
+    extra_paths: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ("memory",)
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    # "auto": the bundled multilingual model; any failure falls back to keyword-only.
+    # "none": keyword-only by choice.  A configured ``model`` path is *required*:
+    # when it cannot load, search and sync fail instead of silently degrading.
+    provider: str = "auto"
+    model: str | None = None
+    threads: int | None = None  # None: leave a core free on small machines
+    prefix_scheme: str | None = None  # None: the model's own default
+    cache_max_entries: int = 50_000
+    batch_size: int = 16
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    max_results: int = 6
+    min_score: float = 0.35
+    vector_weight: float = 0.7
+    text_weight: float = 0.3
+    candidate_multiplier: int = 4
+    mmr_enabled: bool = True
+    mmr_lambda: float = 0.7
+    decay_enabled: bool = True
+    half_life_days: float = 30.0
+    snippet_max_chars: int = 700
+    scoring: str = "calibrated"  # "calibrated" (clawmem) or "openclaw" (the spec's raw formula)
+
+
+@dataclass(frozen=True)
+class BootstrapSettings:
+    max_chars: int = 20_000
+    total_max_chars: int = 60_000
+    user_max_chars: int = 4_000
+    daily_memory_days: int = 2
+
+
+@dataclass(frozen=True)
+class DreamingSettings:
+    enabled: bool = True
+    review: str = "manual"  # "manual" (review queue) or "auto" (apply like OpenClaw)
+    schedule: str = "0 3 * * *"
+    light_lookback_days: int = 2
+    light_limit: int = 100
+    light_dedupe: float = 0.9
+    rem_lookback_days: int = 7
+    rem_limit: int = 10
+    rem_min_pattern_strength: float = 0.75
+    deep_limit: int = 10
+    deep_min_score: float = 0.75
+    deep_min_recall_count: int = 3
+    deep_min_unique_queries: int = 3
+    deep_recency_half_life_days: float = 14.0
+    deep_max_age_days: float = 30.0
+    max_promoted_snippet_tokens: int = 160
+    max_prior_entry_loss_fraction: float = 0.25
+    memory_file_max_chars: int = 10_000
+    preimages_keep: int = 8
+
+
+@dataclass(frozen=True)
+class IntentSettings:
+    cooldown_hours: float = 24.0
+    max_fires: int = 3
+    expiry_days: int = 90
+    max_injected: int = 3
+    max_injected_chars: int = 1_200
+
+
+@dataclass(frozen=True)
+class TuiSettings:
+    keymap: Mapping[str, str] = field(default_factory=dict)
+    theme: str = "textual-dark"
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    workspace: Path
+    agent_id: str = "main"
+    timezone: str | None = None  # IANA name; None = the machine's local zone
+    index: IndexSettings = field(default_factory=IndexSettings)
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    bootstrap: BootstrapSettings = field(default_factory=BootstrapSettings)
+    dreaming: DreamingSettings = field(default_factory=DreamingSettings)
+    intents: IntentSettings = field(default_factory=IntentSettings)
+    tui: TuiSettings = field(default_factory=TuiSettings)
+    now: str | None = None  # fixed clock (ISO 8601), from CLAWMEM_NOW
+    models_path: Path | None = None  # shared model cache (CLAWMEM_MODELS_DIR); default <home>/models
+
+    @property
+    def agent_dir(self) -> Path:
+        return self.home / "agents" / self.agent_id / "agent"
+
+    @property
+    def db_path(self) -> Path:
+        return self.agent_dir / "clawmem-agent.sqlite"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.models_path or self.home / "models"
+
+    @property
+    def config_path(self) -> Path:
+        return self.home / "config.toml"
+
+    def tz(self) -> tzinfo:
+        """The user's time zone (dreaming days, 'today' for diaries, intent dates)."""
+        if self.timezone:
+            try:
+                return ZoneInfo(self.timezone)
+            except (ZoneInfoNotFoundError, ValueError) as exc:
+                raise ConfigError(f"unknown time zone {self.timezone!r}") from exc
+        local = datetime.now().astimezone().tzinfo
+        return local if local is not None else UTC
+
+    def clock(self) -> Clock:
+        return Clock(fixed=parse_instant(self.now) if self.now else None, tz=self.tz())
+
+
+# --------------------------------------------------------------------------- clock
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The only source of 'now' in the engine, so tests and snapshots are deterministic."""
+
+    fixed: datetime | None = None
+    tz: tzinfo = UTC
+
+    def now(self) -> datetime:
+        """Timezone-aware current instant (UTC)."""
+        return self.fixed if self.fixed is not None else datetime.now(UTC)
+
+    def local_now(self) -> datetime:
+        return self.now().astimezone(self.tz)
+
+    def today(self) -> str:
+        """The user's local date, ``YYYY-MM-DD``."""
+        return self.local_now().date().isoformat()
+
+    def timestamp(self) -> float:
+        return self.now().timestamp()
+
+
+def parse_instant(text: str) -> datetime:
+    """Parse an ISO 8601 instant; a naive value is taken as UTC."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ConfigError(f"not an ISO 8601 date-time: {text!r}") from exc
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+# --------------------------------------------------------------------------- loading
+
+_SECTIONS: dict[str, type] = {
+    "index": IndexSettings,
+    "embedding": EmbeddingSettings,
+    "search": SearchSettings,
+    "bootstrap": BootstrapSettings,
+    "dreaming": DreamingSettings,
+    "intents": IntentSettings,
+    "tui": TuiSettings,
+}
+
+_CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("index", "fts_tokenizer"): ("trigram", "unicode61"),
+    ("embedding", "provider"): ("auto", "none", "local"),
+    ("embedding", "prefix_scheme"): ("e5", "e5-symmetric", "none"),
+    ("search", "scoring"): ("calibrated", "openclaw"),
+    ("dreaming", "review"): ("manual", "auto"),
+}
+
+
+def default_home() -> Path:
+    env = os.environ.get("CLAWMEM_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".clawmem"
+
+
+def _coerce(section: str, name: str, declared: Any, value: Any) -> Any:
+    where = f"{section}.{name}" if section else name
+    declared_s = str(declared)
+    if isinstance(value, bool) and "bool" not in declared_s:
+        raise ConfigError(f"config {where}: expected {declared_s}, got a boolean")
+    if "tuple" in declared_s:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"config {where}: expected a list of strings")
+        return tuple(value)
+    if "Mapping" in declared_s:
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ConfigError(f"config {where}: expected a table of strings")
+        return dict(value)
+    if declared_s.startswith("bool"):
+        if not isinstance(value, bool):
+            raise ConfigError(f"config {where}: expected true or false")
+        return value
+    if declared_s.startswith("int"):
+        if not isinstance(value, int):
+            raise ConfigError(f"config {where}: expected an integer")
+        return value
+    if declared_s.startswith("float"):
+        if not isinstance(value, (int, float)):
+            raise ConfigError(f"config {where}: expected a number")
+        return float(value)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"config {where}: expected a string")
+    choices = _CHOICES.get((section, name))
+    if choices and value is not None and value not in choices:
+        raise ConfigError(f"config {where}: {value!r} is not one of {', '.join(choices)}")
+    return value
+
+
+def _apply_section(obj: Any, section: str, table: Mapping[str, Any]) -> Any:
+    known = {f.name: f for f in fields(obj)}
+    changes: dict[str, Any] = {}
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name not in known:
+            raise ConfigError(f"config {section}: unknown setting {key!r}")
+        changes[name] = _coerce(section, name, known[name].type, value)
+    return replace(obj, **changes)
+
+
+def load_settings(
+    *,
+    home: Path | None = None,
+    workspace: Path | None = None,
+    agent_id: str | None = None,
+    model: str | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    read_config_file: bool = True,
+) -> Settings:
+    """Build the run's settings: defaults < config.toml < CLAWMEM_* env < explicit arguments."""
+    home = (home or default_home()).expanduser().resolve()
+    data: dict[str, Any] = {}
+    config_file = home / "config.toml"
+    if read_config_file and config_file.is_file():
+        try:
+            data = tomllib.loads(config_file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{config_file}: {exc}") from exc
+        except OSError as exc:
+            raise ConfigError(f"cannot read {config_file}: {exc.strerror}") from exc
+
+    top: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _SECTIONS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"config [{key}] must be a table")
+            continue
+        if key not in ("workspace", "agent_id", "timezone"):
+            raise ConfigError(f"config: unknown setting {key!r}")
+        if not isinstance(value, str):
+            raise ConfigError(f"config {key}: expected a string")
+        top[key] = value
+
+    ws_text = str(workspace) if workspace is not None else os.environ.get("CLAWMEM_WORKSPACE") or top.get("workspace")
+    ws = Path(ws_text).expanduser() if ws_text else home / "workspace"
+    if not ws.is_absolute():
+        ws = (Path.cwd() / ws) if ws_text else ws
+    settings = Settings(
+        home=home,
+        workspace=ws.resolve(),
+        agent_id=agent_id or os.environ.get("CLAWMEM_AGENT") or top.get("agent_id", "main"),
+        timezone=os.environ.get("CLAWMEM_TZ") or top.get("timezone"),
+        now=os.environ.get("CLAWMEM_NOW") or None,
+        models_path=Path(os.environ["CLAWMEM_MODELS_DIR"]).expanduser()
+        if os.environ.get("CLAWMEM_MODELS_DIR")
+        else None,
+    )
+    if not _valid_agent_id(settings.agent_id):
+        raise ConfigError(f"agent id {settings.agent_id!r}: use letters, digits, '-' or '_'")
+
+    merged: dict[str, dict[str, Any]] = {k: dict(v) for k, v in data.items() if k in _SECTIONS}
+    env_threads = os.environ.get("CLAWMEM_THREADS")
+    if env_threads:
+        if not env_threads.isdigit() or int(env_threads) < 1:
+            raise ConfigError(f"CLAWMEM_THREADS must be a positive integer, got {env_threads!r}")
+        merged.setdefault("embedding", {})["threads"] = int(env_threads)
+    env_model = os.environ.get("CLAWMEM_MODEL")
+    if env_model:
+        merged.setdefault("embedding", {})["model"] = env_model
+    if model:
+        merged.setdefault("embedding", {})["model"] = model
+    for section, table in (overrides or {}).items():
+        merged.setdefault(section, {}).update(table)
+
+    changes: dict[str, Any] = {}
+    for section, table in merged.items():
+        if section not in _SECTIONS:
+            raise ConfigError(f"config: unknown section [{section}]")
+        changes[section] = _apply_section(getattr(settings, section), section, table)
+    settings = dataclasses.replace(settings, **changes)
+    if settings.now:
+        parse_instant(settings.now)  # validate early: a bad CLAWMEM_NOW is a user error
+    settings.tz()
+    _validate(settings)
+    return settings
+
+
+def _valid_agent_id(agent_id: str) -> bool:
+    return bool(agent_id) and all(c.isalnum() or c in "-_" for c in agent_id)
+
+
+def _validate(s: Settings) -> None:
+    if s.index.chunk_tokens < 8:
+        raise ConfigError("config index.chunk_tokens must be at least 8")
+    if not 0 <= s.index.chunk_overlap < s.index.chunk_tokens:
+        raise ConfigError("config index.chunk_overlap must be between 0 and chunk_tokens")
+    if s.search.max_results < 1 or s.search.max_results > 200:
+        raise ConfigError("config search.max_results must be between 1 and 200")
+    if not 0.0 <= s.search.min_score <= 1.0:
+        raise ConfigError("config search.min_score must be between 0 and 1")
+    if not 0.0 <= s.search.mmr_lambda <= 1.0:
+        raise ConfigError("config search.mmr_lambda must be between 0 and 1")
+    if s.search.half_life_days <= 0:
+        raise ConfigError("config search.half_life_days must be positive")
+    if s.bootstrap.user_max_chars > 4_000:
+        raise ConfigError("config bootstrap.user_max_chars cannot be raised above 4000")
+    if s.embedding.threads is not None and s.embedding.threads < 1:
+        raise ConfigError("config embedding.threads must be at least 1")
+    if s.dreaming.preimages_keep < 1:
+        raise ConfigError("config dreaming.preimages_keep must be at least 1")
+
+
+def default_threads() -> int:
+    """Leave a core free on small machines: llama.cpp spin-waits when oversubscribed."""
+    cpus = os.cpu_count() or 2
+    return max(1, min(cpus - 1, 8))

@@ -1,0 +1,436 @@
+"""``MemoryEngine``: the one object the CLI and the TUI talk to.
+
+It owns the settings, the clock, the store and the (lazily loaded) embedding provider, and
+returns frozen dataclasses. Every method is safe to call from a worker thread; the index is
+written under the reindex lock so a watcher sync, a forced rebuild and another clawmem
+process never write it at the same time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.config import Settings
+from engine.embed.provider import EmbeddingProvider, provider_key
+from engine.embed.select import ProviderChoice, select_provider
+from engine.errors import ClawmemError
+from engine.index.chunking import CHUNKING_VERSION
+from engine.index.embedding_pass import EmbedProgress, EmbedStats, embed_pending
+from engine.index.identity import (
+    FTS_ONLY_MODEL,
+    IndexIdentity,
+    scope_hash,
+    semantic_only_differences,
+)
+from engine.index.lock import ReindexLock
+from engine.index.rebuild import shadow_rebuild
+from engine.index.sync import EmbedderIdentity, Progress, sync_text
+from engine.index.watcher import ChangeCallback, WorkspaceWatcher
+from engine.store import index_rows as rows
+from engine.store.db import Store
+from engine.store.schema import drop_derived, ensure_chunks_fts, ensure_schema, ensure_vec_table, fts_tokenizer_in_use
+from engine.workspace.files import MemoryFile, discover
+from engine.search.pipeline import SearchRequest, VectorContext, run_search
+from engine.search.types import MemoryGetResult, SearchResponse
+from engine import memory_get as memget
+from engine import recall
+from engine.store import search_queries
+from engine.store.index_rows import blob_to_vec
+from engine.search.calibration import SAMPLE_SIZE
+import numpy as np
+
+_UNSET = object()
+
+
+@dataclass(frozen=True)
+class IndexState:
+    stored: IndexIdentity | None
+    expected: IndexIdentity
+    differences: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        return self.stored is None
+
+    @property
+    def mismatched(self) -> bool:
+        return self.stored is not None and bool(self.differences)
+
+    @property
+    def semantic_paused(self) -> bool:
+        """Vectors in the index were made differently from the query's: don't mix them."""
+        if self.stored is None or not self.stored.semantic:
+            return False
+        return self.mismatched
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    files: int
+    chunks: int
+    embedded: int  # vectors computed by the model in this run
+    cache_hits: int  # vectors reused from the embedding cache
+    skipped: tuple[tuple[str, str], ...]  # (path, reason)
+    warnings: tuple[str, ...]
+    duration_ms: int
+    rebuilt: bool
+    changed_files: int
+    removed_files: int
+    pending_embeddings: int  # chunks still without a vector
+    cancelled: bool
+
+
+class MemoryEngine:
+    def __init__(self, settings: Settings, *, provider: EmbeddingProvider | object | None = _UNSET) -> None:
+        self.settings = settings
+        self.clock = settings.clock()
+        self.store = Store(settings.db_path)
+        self._choice_lock = threading.Lock()
+        self._choice: ProviderChoice | None = None
+        if provider is not _UNSET:
+            # An injected provider (tests, benchmarks) or None for keyword-only.
+            self._choice = ProviderChoice(
+                provider if provider is not None else None,  # type: ignore[arg-type]
+                "injected",
+                False,
+                None,
+            )
+        conn = self.store.conn()
+        if fts_tokenizer_in_use(conn) is None:
+            ensure_chunks_fts(conn, settings.index.fts_tokenizer)
+        self.lock_path = settings.agent_dir / "reindex.lock"
+        self._background: tuple[tuple[int, str], np.ndarray | None] | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> MemoryEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def workspace(self) -> Path:
+        return self.settings.workspace
+
+    def require_workspace(self) -> None:
+        if not self.workspace.is_dir():
+            raise ClawmemError(
+                f"workspace {self.workspace} does not exist (set --workspace, CLAWMEM_WORKSPACE or "
+                "'workspace' in config.toml, or run `clawmem --demo`)"
+            )
+
+    # ------------------------------------------------------------------ embeddings
+
+    def provider_choice(self, progress: Callable[[str], None] | None = None) -> ProviderChoice:
+        """The embedding provider for this run, loaded on first use (raises if required and broken)."""
+        with self._choice_lock:
+            if self._choice is None:
+                self._choice = select_provider(self.settings, progress=progress)
+            return self._choice
+
+    @property
+    def provider_loaded(self) -> bool:
+        return self._choice is not None
+
+    def embedder_identity(self, choice: ProviderChoice | None = None) -> EmbedderIdentity | None:
+        choice = choice or self.provider_choice()
+        p = choice.provider
+        if p is None:
+            return None
+        return EmbedderIdentity(provider=p.provider_id, model=p.model, provider_key=provider_key(p), dims=p.dims)
+
+    def expected_identity(self, choice: ProviderChoice | None = None) -> IndexIdentity:
+        ident = self.embedder_identity(choice)
+        idx = self.settings.index
+        return IndexIdentity(
+            model=ident.model if ident else FTS_ONLY_MODEL,
+            provider=ident.provider if ident else "none",
+            providerKey=ident.provider_key if ident else "",
+            sources=tuple(idx.sources),
+            scopeHash=scope_hash(tuple(idx.extra_paths)),
+            chunkTokens=idx.chunk_tokens,
+            chunkOverlap=idx.chunk_overlap,
+            chunkingVersion=CHUNKING_VERSION,
+            vectorDims=ident.dims if ident else 0,
+            ftsTokenizer=idx.fts_tokenizer,
+        )
+
+    def stored_identity(self) -> IndexIdentity | None:
+        text = rows.get_meta(self.store.conn(), "identity")
+        return IndexIdentity.from_json(text) if text else None
+
+    def index_state(self, choice: ProviderChoice | None = None) -> IndexState:
+        expected = self.expected_identity(choice)
+        stored = self.stored_identity()
+        diffs = tuple(expected.differences(stored)) if stored else ()
+        return IndexState(stored=stored, expected=expected, differences=diffs)
+
+    # ------------------------------------------------------------------ indexing
+
+    def files(self) -> list[MemoryFile]:
+        return discover(self.workspace, self.settings.index.extra_paths)
+
+    def sync(
+        self,
+        *,
+        force: bool = False,
+        only: set[str] | None = None,
+        embed: bool = True,
+        progress: Progress | None = None,
+        embed_progress: EmbedProgress | None = None,
+        cancel: threading.Event | None = None,
+        lock_timeout: float = 30.0,
+    ) -> SyncReport:
+        """Bring the index up to date with the files (a shadow rebuild when needed).
+
+        ``embed=False`` writes text, FTS and cached vectors only (seconds); the caller runs
+        :meth:`embed_pending` afterwards, e.g. in a background worker.
+        """
+        self.require_workspace()
+        started = time.perf_counter()
+        choice = self.provider_choice()
+        warnings: list[str] = []
+        if choice.error:
+            warnings.append(f"{choice.error}; search is keyword-only")
+        embedder = self.embedder_identity(choice)
+        vec = self.store.vec_available
+        if not vec and embedder is not None:
+            warnings.append(f"{self.store.vec_error}; vector search uses the slower built-in scan")
+        with ReindexLock(self.lock_path, timeout=lock_timeout):
+            conn = self.store.conn()
+            state = self.index_state(choice)
+            files = self.files()
+            rebuilt = False
+            keep_semantic = state.stored is not None and semantic_only_differences(state.stored, state.expected)
+            if force or state.empty or (state.mismatched and not keep_semantic):
+                result = shadow_rebuild(
+                    conn,
+                    self.settings.db_path,
+                    self.settings,
+                    self.clock,
+                    files,
+                    identity=state.expected,
+                    embedder=embedder,
+                    vec=vec,
+                    progress=progress,
+                    cancel=cancel,
+                )
+                stats = result.stats
+                rebuilt = True
+            else:
+                if keep_semantic:
+                    warnings.append(
+                        "the index was built with a model that is not available now; new text is "
+                        "keyword-only until it loads (the semantic index is kept)"
+                    )
+                    embedder = None
+                elif embedder is not None and vec:
+                    with conn:
+                        ensure_vec_table(conn, embedder.dims)
+                stats = sync_text(
+                    conn,
+                    self.settings,
+                    self.clock,
+                    files,
+                    embedder=embedder,
+                    vec=vec and embedder is not None,
+                    only=only,
+                    progress=progress,
+                    cancel=cancel,
+                )
+            embed_stats: EmbedStats | None = None
+            if embed and embedder is not None and not keep_semantic and not stats.cancelled:
+                embed_stats = self._embed_locked(embed_progress, cancel, None)
+        total, embedded_total = rows.count_chunks(conn)
+        for rel, reason in stats.skipped:
+            warnings.append(f"skipped {rel}: {reason}")
+        return SyncReport(
+            files=stats.files,
+            chunks=total,
+            embedded=embed_stats.model_calls if embed_stats else 0,
+            cache_hits=stats.cache_hits + (embed_stats.cache_hits if embed_stats else 0),
+            skipped=tuple(stats.skipped),
+            warnings=tuple(warnings),
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            rebuilt=rebuilt,
+            changed_files=stats.changed,
+            removed_files=stats.removed,
+            pending_embeddings=(total - embedded_total) if embedder is not None else 0,
+            cancelled=stats.cancelled or bool(embed_stats and embed_stats.cancelled),
+        )
+
+    def embed_pending(
+        self,
+        *,
+        progress: EmbedProgress | None = None,
+        cancel: threading.Event | None = None,
+        limit: int | None = None,
+        lock_timeout: float = 30.0,
+    ) -> EmbedStats | None:
+        """Compute vectors for chunks that lack one (resumable; None when keyword-only)."""
+        choice = self.provider_choice()
+        if choice.provider is None or self.index_state(choice).semantic_paused:
+            return None
+        with ReindexLock(self.lock_path, timeout=lock_timeout):
+            return self._embed_locked(progress, cancel, limit)
+
+    def _embed_locked(
+        self, progress: EmbedProgress | None, cancel: threading.Event | None, limit: int | None
+    ) -> EmbedStats | None:
+        choice = self.provider_choice()
+        ident = self.embedder_identity(choice)
+        if choice.provider is None or ident is None:
+            return None
+        conn = self.store.conn()
+        vec = self.store.vec_available
+        if vec:
+            with conn:
+                ensure_vec_table(conn, ident.dims)
+        return embed_pending(
+            conn,
+            choice.provider,
+            ident,
+            self.clock,
+            vec=vec,
+            batch_size=self.settings.embedding.batch_size,
+            cache_cap=self.settings.embedding.cache_max_entries,
+            limit=limit,
+            progress=progress,
+            cancel=cancel,
+        )
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(chunks with a vector, all chunks)."""
+        total, embedded = rows.count_chunks(self.store.conn())
+        return embedded, total
+
+    def reset(self) -> None:
+        """Drop the derived tables (spec §2); sessions, origins, intents … are kept."""
+        with ReindexLock(self.lock_path, timeout=30.0):
+            conn = self.store.conn()
+            drop_derived(conn)
+            ensure_schema(conn)
+            ensure_chunks_fts(conn, self.settings.index.fts_tokenizer)
+
+    def watch(self, callback: ChangeCallback) -> WorkspaceWatcher:
+        """Start a debounced watcher; the caller stops it."""
+        return WorkspaceWatcher(self.workspace, callback, self.settings.index.watch_debounce_ms).start()
+
+    # ------------------------------------------------------------------ search
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        project_keys: tuple[str, ...] = (),
+        scoring: str | None = None,
+        legs: str = "hybrid",
+        record: bool = True,
+        sync: bool = True,
+    ) -> SearchResponse:
+        """Hybrid search with a breakdown per hit and the near-misses (DESIGN §5).
+
+        ``record=False`` keeps the search out of the recall signals Dreaming promotes from
+        (previews, the TUI's search-as-you-type until a result is opened, ``--no-record``).
+        """
+        if not query.strip():
+            raise ClawmemError("the query is empty")
+        s = self.settings.search
+        max_results = s.max_results if max_results is None else max_results
+        min_score = s.min_score if min_score is None else min_score
+        if not 1 <= max_results <= 200:
+            raise ClawmemError("max results must be between 1 and 200")
+        if not 0.0 <= min_score <= 1.0:
+            raise ClawmemError("min score must be between 0 and 1")
+        scoring = scoring or s.scoring
+        if scoring not in ("calibrated", "openclaw"):
+            raise ClawmemError(f"unknown scoring {scoring!r} (calibrated or openclaw)")
+        if legs not in ("hybrid", "keyword", "vector"):
+            raise ClawmemError(f"unknown search mode {legs!r} (hybrid, keyword or vector)")
+        warnings: list[str] = []
+        conn = self.store.conn()
+        if self.stored_identity() is None and self.workspace.is_dir():
+            self.sync(embed=True)  # the spec: an empty index runs one sync first
+        elif sync and self.workspace.is_dir():
+            try:
+                self.sync(embed=False, lock_timeout=0.0)
+            except ClawmemError as exc:  # busy elsewhere: search what is there
+                warnings.append(str(exc))
+        choice = self.provider_choice() if legs != "keyword" else None
+        state = self.index_state(choice) if choice is not None else None
+        provider = choice.provider if choice is not None else None
+        paused = None
+        if state is not None and state.semantic_paused:
+            paused = (
+                "semantic search is paused: the index was built with different settings "
+                f"({'; '.join(state.differences)}) — run `clawmem index --force`"
+            )
+            provider = None
+        ident = self.embedder_identity(choice) if provider is not None else None
+        embedded, total = self.vector_coverage()
+        coverage = embedded / total if total else 0.0
+        vctx = VectorContext(
+            provider=provider,
+            model=ident.model if ident else None,
+            use_vec=self.store.vec_available,
+            background=lambda: self._background_matrix(ident.model if ident else ""),
+            paused_reason=paused,
+        )
+        if choice is not None and choice.error:
+            warnings.append(f"{choice.error}; keyword-only")
+        if legs == "vector" and provider is None:
+            raise ClawmemError("vector search needs an embedding model, and none is available")
+        from engine.store.schema import fts_tokenizer_in_use
+
+        response = run_search(
+            conn,
+            SearchRequest(query, max_results, min_score, tuple(project_keys), scoring, legs),
+            self.settings,
+            self.clock.now(),
+            vctx,
+            tokenizer=fts_tokenizer_in_use(conn) or self.settings.index.fts_tokenizer,
+            coverage=coverage,
+            warnings=warnings,
+        )
+        if choice is not None and choice.error:
+            from dataclasses import replace as _replace
+
+            response = _replace(response, fallback=choice.error)
+        if paused:
+            from dataclasses import replace as _replace
+
+            response = _replace(response, stale=True, action="clawmem index --force")
+        if record:
+            recall.record_search(conn, query, response.results, self.clock)
+        return response
+
+    def _background_matrix(self, model: str) -> np.ndarray | None:
+        """A spread of stored vectors for calibration, cached until the vector count changes."""
+        conn = self.store.conn()
+        count = search_queries.vector_count(conn)
+        key = (count, model)
+        if self._background is not None and self._background[0] == key:
+            return self._background[1]
+        blobs = search_queries.background_sample(conn, model, SAMPLE_SIZE)
+        matrix = None
+        if blobs:
+            matrix = np.stack([blob_to_vec(b) for b in blobs]).astype(np.float32)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0
+            matrix = matrix / norms
+        self._background = (key, matrix)
+        return matrix
+
+    def get(self, path: str, *, from_line: int = 1, lines: int = memget.DEFAULT_LINES) -> MemoryGetResult:
+        """``memory_get``: read part of a memory file under the one path rule."""
+        return memget.read_lines(self.workspace, path, from_line=from_line, lines=lines)

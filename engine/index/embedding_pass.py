@@ -1,0 +1,98 @@
+"""The background embedding pass: vectors for chunks that do not have one yet.
+
+Order: curated files first, then dated diaries newest first, then the rest, so the memory a
+user is most likely to ask about becomes semantic first. Identical chunk texts are embedded
+once (the cache is keyed by text hash). Every batch commits on its own, so an interrupted
+pass resumes where it stopped: the next pass simply finds fewer pending chunks.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import apsw
+
+from engine.config import Clock
+from engine.embed.provider import EmbeddingProvider
+from engine.index.sync import EmbedderIdentity
+from engine.store import index_rows as rows
+
+EmbedProgress = Callable[[int, int], None]  # (chunks done, chunks pending at start)
+
+
+@dataclass(frozen=True)
+class EmbedStats:
+    pending: int  # chunks without a vector when the pass started
+    embedded: int  # chunks that got a vector
+    model_calls: int  # texts actually run through the model
+    cache_hits: int
+    cancelled: bool
+    duration_ms: int
+
+
+def embed_pending(
+    conn: apsw.Connection,
+    provider: EmbeddingProvider,
+    ident: EmbedderIdentity,
+    clock: Clock,
+    *,
+    vec: bool,
+    batch_size: int = 16,
+    cache_cap: int = 50_000,
+    limit: int | None = None,
+    progress: EmbedProgress | None = None,
+    cancel: threading.Event | None = None,
+) -> EmbedStats:
+    started = time.perf_counter()
+    pending = rows.pending_chunks(conn, limit)
+    total = len(pending)
+    by_hash: dict[str, list[rows.PendingChunk]] = {}
+    for chunk in pending:
+        by_hash.setdefault(chunk.hash, []).append(chunk)
+    hashes = list(by_hash)
+    done = embedded = calls = hits = 0
+    cancelled = False
+    if progress:
+        progress(0, total)
+    for start in range(0, len(hashes), max(1, batch_size)):
+        if cancel is not None and cancel.is_set():
+            cancelled = True
+            break
+        batch = hashes[start : start + batch_size]
+        now = clock.timestamp()
+        with conn:
+            cached = rows.cache_lookup(conn, ident.provider, ident.model, ident.provider_key, batch, now)
+        missing = [h for h in batch if h not in cached]
+        vectors: dict[str, bytes] = dict(cached)
+        hits += len(cached)
+        for h in missing:
+            # One text per model call: batching gives llama.cpp no per-text speed-up, and a
+            # search waiting for the model then waits for one passage, not a whole batch.
+            if cancel is not None and cancel.is_set():
+                break
+            vectors[h] = rows.vec_to_blob(provider.embed_passages([by_hash[h][0].text])[0])
+            calls += 1
+        batch = [h for h in batch if h in vectors]
+        with conn:
+            for h in batch:
+                if h in missing:
+                    rows.cache_store(
+                        conn, ident.provider, ident.model, ident.provider_key, h, vectors[h], ident.dims, now
+                    )
+                embedded += len(rows.set_chunk_embedding(conn, h, vectors[h], ident.model, vec))
+        done += sum(len(by_hash[h]) for h in batch)
+        if progress:
+            progress(done, total)
+    with conn:
+        rows.cache_evict(conn, cache_cap)
+    return EmbedStats(
+        pending=total,
+        embedded=embedded,
+        model_calls=calls,
+        cache_hits=hits,
+        cancelled=cancelled,
+        duration_ms=int((time.perf_counter() - started) * 1000),
+    )

@@ -1,0 +1,53 @@
+"""The reindex lock: one writer of the derived index at a time, across processes.
+
+``flock`` locks belong to an open file description, so two threads of one process that each
+open the lock file exclude each other too (the TUI's watcher sync vs. a forced rebuild).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+from types import TracebackType
+
+from engine.errors import IndexBusy
+
+
+class ReindexLock:
+    def __init__(self, path: Path, *, timeout: float = 0.0) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._fd = fd
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    os.close(fd)
+                    return False
+                time.sleep(0.05)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> ReindexLock:
+        if not self.acquire():
+            raise IndexBusy("another clawmem process is indexing this agent; try again when it finishes")
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()

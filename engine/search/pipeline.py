@@ -1,0 +1,308 @@
+"""One search, end to end (spec §4), keeping every intermediate value for the breakdown.
+
+keyword + path legs ─┐
+                     ├─ merge by chunk id → content = 0.7·vector + 0.3·keyword
+vector leg ──────────┘     → × decay → × importance → × project → tiers, MMR → threshold
+                                                                      → results + near-misses
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+import apsw
+import numpy as np
+
+from engine.config import Settings
+from engine.embed.provider import EmbeddingProvider
+from engine.search import calibration as cal
+from engine.search.keyword import KeywordHit, keyword_leg
+from engine.search.ranking import (
+    decay_factor,
+    diary_age_days,
+    importance_factor,
+    mmr_order,
+    project_factor,
+    snippet_tokens,
+)
+from engine.search.types import Provenance, ScoreBreakdown, SearchHit, SearchResponse
+from engine.search.vector import cosines_for, vector_leg
+from engine.store import search_queries as q
+from engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
+
+CANDIDATE_WINDOW = 200  # every leg ranks a 200-wide window; results are cut at the end
+SUPERSEDED = re.compile(r"<!--\s*observed:[^>]*status:\s*superseded\s*-->", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    max_results: int
+    min_score: float
+    project_keys: tuple[str, ...] = ()
+    scoring: str = "calibrated"  # or "openclaw"
+    legs: str = "hybrid"  # hybrid | keyword | vector
+    sources: tuple[str, ...] = ("memory",)
+
+
+@dataclass(frozen=True)
+class VectorContext:
+    """What the vector leg needs; ``provider`` None means keyword-only."""
+
+    provider: EmbeddingProvider | None
+    model: str | None
+    use_vec: bool
+    background: Callable[[], np.ndarray | None]
+    paused_reason: str | None = None
+
+
+@dataclass
+class _Cand:
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    cosine: float | None = None
+    kw: KeywordHit | None = None
+    legs: set[str] = field(default_factory=set)
+
+
+def snippet_of(text: str, limit: int) -> str:
+    """The first ``limit`` UTF-16 code units, never splitting a character (no marker, no trim)."""
+    units = 0
+    for i, ch in enumerate(text):
+        units += 2 if ord(ch) > 0xFFFF else 1
+        if units > limit:
+            return text[:i]
+    return text
+
+
+def _iso_ms(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
+def run_search(
+    conn: apsw.Connection,
+    req: SearchRequest,
+    settings: Settings,
+    now: datetime,
+    vctx: VectorContext,
+    *,
+    tokenizer: str,
+    coverage: float,
+    warnings: Sequence[str] = (),
+) -> SearchResponse:
+    s = settings.search
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    query = req.query.strip()
+    notes = list(warnings)
+
+    keyword_hits: list[KeywordHit] = []
+    probed: list[str] = []
+    if req.legs in ("hybrid", "keyword"):
+        keyword_hits, probed = keyword_leg(
+            conn, query, tokenizer=tokenizer, sources=req.sources, limit=CANDIDATE_WINDOW
+        )
+    timings["keyword"] = (time.perf_counter() - t0) * 1000
+
+    cands: dict[str, _Cand] = {}
+    calib = cal.RAW
+    semantic = vctx.provider is not None and vctx.model is not None and req.legs in ("hybrid", "vector")
+    if vctx.paused_reason and req.legs != "keyword":
+        notes.append(vctx.paused_reason)
+    if semantic and coverage <= 0:
+        semantic = False
+    qvec = None
+    if semantic:
+        assert vctx.provider is not None and vctx.model is not None
+        t1 = time.perf_counter()
+        qvec = vctx.provider.embed_query(query)
+        timings["embed"] = (time.perf_counter() - t1) * 1000
+        t1 = time.perf_counter()
+        for vh in vector_leg(
+            conn, qvec, model=vctx.model, sources=req.sources, limit=CANDIDATE_WINDOW, use_vec=vctx.use_vec
+        ):
+            cands[vh.id] = _Cand(vh.id, vh.path, vh.source, vh.start_line, vh.end_line, vh.text, vh.cosine, None, {"vector"})
+        if req.scoring == "calibrated":
+            calib = cal.measure(qvec, vctx.background())
+        timings["vector"] = (time.perf_counter() - t1) * 1000
+
+    for kh in keyword_hits:
+        c = cands.get(kh.id)
+        legs = {"keyword"} if kh.has_body else set()
+        if kh.exact_tier or kh.path_score > 0:
+            legs.add("path")
+        if c is None:
+            cands[kh.id] = _Cand(kh.id, kh.path, kh.source, kh.start_line, kh.end_line, kh.text, None, kh, legs)
+        else:
+            c.kw = kh
+            c.legs |= legs
+            if kh.text:
+                c.text = kh.text
+
+    if semantic and req.scoring == "calibrated" and qvec is not None:
+        # Keyword hits outside the KNN window still get their true similarity, so the
+        # breakdown never shows "vector 0" for a chunk that simply was not fetched.
+        missing = [cid for cid, c in cands.items() if c.cosine is None]
+        for cid, cos in cosines_for(conn, qvec, missing, vctx.model or "").items():
+            cands[cid].cosine = cos
+
+    meta = q.chunk_meta(conn, list(cands))
+    mode = "hybrid" if semantic and req.legs == "hybrid" else ("vector-only" if semantic else "fts-only")
+    if mode == "hybrid" and coverage < 1.0:
+        notes.append(f"hybrid search over {coverage * 100:.0f} % embedded chunks (embedding still running)")
+
+    scored: list[tuple[_Cand, ScoreBreakdown, float, str | None]] = []
+    for c in cands.values():
+        m = meta.get(c.id)
+        if m is None:
+            continue  # chunk vanished (concurrent sync or forget)
+        kw = c.kw
+        v_raw = c.cosine
+        vec = calib.apply(v_raw) if v_raw is not None else 0.0
+        tier = kw.exact_tier if kw else 0
+        if kw is None:
+            k = 0.0
+        elif kw.text_score > 0:
+            k = kw.boosted
+        elif tier:
+            k = 0.0
+        else:
+            k = kw.path_score
+        if mode == "hybrid":
+            content = s.vector_weight * vec + s.text_weight * k
+        elif mode == "vector-only":
+            content = vec
+        else:
+            content = k
+        pre = content
+        if tier:
+            pre = (1 + max(0.0, min(1.0, content))) / 2 if s.decay_enabled else (content if content > 0 else 1.0)
+        age = diary_age_days(c.path, now) if c.source == "memory" else None
+        decay = decay_factor(age, s.half_life_days) if s.decay_enabled else 1.0
+        imp_f = importance_factor(m.importance)
+        keys = tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip())
+        excluded = "dropped: invalid project annotation" if INVALID_PROJECT_ANNOTATION in keys else None
+        proj_f = project_factor(keys, req.project_keys)
+        final = pre * decay * imp_f * proj_f
+        if tier:
+            public = proj_f
+        elif mode == "hybrid" and content == 0:
+            public = 0.0
+        else:
+            public = final
+        bd = ScoreBreakdown(
+            vector_raw=round(v_raw, 6) if v_raw is not None else None,
+            vector=round(vec, 6),
+            keyword_raw=round(kw.bm25_rank, 6) if kw and kw.bm25_rank is not None else None,
+            keyword=round(k, 6),
+            path_tier=tier,
+            content=round(content, 6),
+            age_days=round(age, 3) if age is not None else None,
+            decay=round(decay, 6),
+            importance=m.importance,
+            importance_factor=round(imp_f, 4),
+            project_factor=round(proj_f, 4),
+            pre_threshold=round(final, 6),
+            mmr_rank=None,
+            passed_threshold=False,
+        )
+        scored.append((c, bd, public, excluded))
+
+    # ---- order: exact tiers 3 → 2 → 1 first, then the rest; MMR within each group (hybrid)
+    def key(item: tuple[_Cand, ScoreBreakdown, float, str | None]) -> tuple[float, float, str, int, int]:
+        c, bd, public, _ = item
+        return (-public, -bd.pre_threshold, c.path, c.start_line, c.end_line)
+
+    live = [x for x in scored if x[3] is None]
+    excluded_items = [x for x in scored if x[3] is not None]
+    groups = [sorted((x for x in live if x[1].path_tier == t), key=lambda x: (-x[1].pre_threshold, x[0].path, x[0].start_line))
+              for t in (3, 2, 1)]
+    groups.append(sorted((x for x in live if x[1].path_tier == 0), key=key))
+    ordered: list[tuple[_Cand, ScoreBreakdown, float, str | None]] = []
+    for group in groups:
+        if s.mmr_enabled and mode == "hybrid" and len(group) > 1:
+            group = mmr_order(
+                group,
+                relevance=lambda x: x[1].pre_threshold,
+                tokens=lambda x: snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
+                lam=s.mmr_lambda,
+            )
+        ordered.extend(
+            (c, replace(bd, mmr_rank=i + 1), public, ex) for i, (c, bd, public, ex) in enumerate(group)
+        )
+
+    # ---- threshold (after decay and importance), the keyword rescue, spare-capacity fill
+    strict = [x for x in ordered if x[2] >= req.min_score]
+    selected = strict[: req.max_results]
+    rescue = False
+    if keyword_hits and len(selected) < req.max_results:
+        if not strict:
+            selected = [x for x in ordered if x[0].kw is not None and x[2] >= 0][: req.max_results]
+            rescue = bool(selected)
+        else:
+            chosen = {x[0].id for x in selected}
+            for x in ordered:
+                if len(selected) >= req.max_results:
+                    break
+                if x[0].id not in chosen and x[0].kw is not None and x[1].vector_raw is None:
+                    selected.append(x)
+                    chosen.add(x[0].id)
+    chosen_ids = {x[0].id for x in selected}
+    misses = [x for x in ordered if x[0].id not in chosen_ids]
+    misses.sort(key=lambda x: (-x[2], -x[1].pre_threshold, x[0].path, x[0].start_line))
+    near = [*misses[: req.max_results], *excluded_items[: req.max_results]][: req.max_results + len(excluded_items)]
+
+    def to_hit(item: tuple[_Cand, ScoreBreakdown, float, str | None], passed: bool) -> SearchHit:
+        c, bd, public, excluded = item
+        m = meta[c.id]
+        return SearchHit(
+            chunk_id=c.id,
+            path=c.path,
+            start_line=c.start_line,
+            end_line=c.end_line,
+            score=round(public, 6),
+            snippet=snippet_of(c.text, s.snippet_max_chars),
+            source=c.source,
+            provenance=Provenance(m.origin_class, m.session_kind, _iso_ms(m.observed_at)),
+            breakdown=replace(bd, passed_threshold=passed),
+            triggers=tuple(t for t in (m.triggers or "").split("; ") if t),
+            project_keys=tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip()),
+            status="superseded" if SUPERSEDED.search(m.text) else "active",
+            legs=tuple(sorted(c.legs)),
+            note=excluded or ("below min_score" if not passed else (
+                "returned without passing min_score (keyword rescue)" if public < req.min_score else None)),
+        )
+
+    results = tuple(to_hit(x, x[2] >= req.min_score) for x in selected)
+    near_misses = tuple(to_hit(x, False) for x in near)
+    timings["total"] = (time.perf_counter() - t0) * 1000
+    if probed:
+        timings["keyword_probes"] = float(len(probed))
+    provider = vctx.provider.provider_id if vctx.provider else "none"
+    model = vctx.model if vctx.provider else "fts-only"
+    return SearchResponse(
+        query=query,
+        results=results,
+        near_misses=near_misses,
+        mode=mode,
+        scoring=req.scoring,
+        provider=provider,
+        model=model or "fts-only",
+        fallback=None,
+        vector_coverage=round(coverage, 4),
+        warnings=tuple(notes),
+        timings_ms={k_: round(v_, 2) for k_, v_ in timings.items()},
+        threshold_rescue=rescue,
+        calibration=calib.describe() if semantic else None,
+        keyword_probes=tuple(probed),
+    )

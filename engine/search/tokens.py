@@ -1,0 +1,151 @@
+"""Query tokens, CJK detection and keyword extraction for the keyword leg.
+
+Tokens follow the spec: runs of letters, digits and ``_`` (after NFC, so composed accents stay
+inside a word). Keyword extraction drops stop words and short or numeric noise, and — where
+clawmem goes beyond OpenClaw — splits a CJK run at function words and offers its sub-phrases,
+so a natural question with no spaces ("为什么没订湖景房") still reaches a note that contains
+one of its phrases (湖景房). OpenClaw searches the whole run as one trigram phrase and finds
+nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_TOKEN = re.compile(r"[^\W]+", re.UNICODE)
+_SPLIT = re.compile(r"[\s\W]+", re.UNICODE)
+
+_CJK_RANGES = (
+    (0x3040, 0x30FF),  # hiragana, katakana
+    (0x3131, 0x3163),  # hangul compatibility jamo
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xAC00, 0xD7AF),  # hangul syllables
+    (0xF900, 0xFAFF),  # compatibility ideographs
+    (0x20000, 0x3134F),  # supplementary ideographs
+)
+
+
+def is_cjk_char(ch: str) -> bool:
+    o = ord(ch)
+    return any(lo <= o <= hi for lo, hi in _CJK_RANGES)
+
+
+def has_cjk(text: str) -> bool:
+    return any(is_cjk_char(ch) for ch in text)
+
+
+def nfc(text: str) -> str:
+    return unicodedata.normalize("NFC", text)
+
+
+def query_tokens(query: str) -> list[str]:
+    """``[\\p{L}\\p{N}_]+`` tokens of the NFC query, case kept (FTS5 folds case itself)."""
+    seen: dict[str, None] = {}
+    for tok in _TOKEN.findall(nfc(query)):
+        seen.setdefault(tok, None)
+    return list(seen)
+
+
+def lower_tokens(text: str) -> list[str]:
+    return [t.lower() for t in _TOKEN.findall(nfc(text))]
+
+
+# A compact English stop list plus the other languages' most common function words; enough
+# to keep "why did the deploy fail" from probing "why", "did" and "the".
+STOP_WORDS = frozenset(
+    """
+a about above after again against all also am an and any are as at be because been before being below
+between both but by can could did do does doing done down during each else ever few for from further
+get got had has have having he her here hers herself him himself his how i if in into is it its itself
+just know let like make many may me might more most much must my myself need never no nor not now of
+off on once only or other ought our ours ourselves out over own please really remember same say see
+shall she should so some still such than that the their theirs them themselves then there these they
+thing things this those though through to too under until up upon us very want was we were what when
+where which while who whom whose why will with would yes yet you your yours yourself yourselves
+tell told show find anything something everything someone anyone
+didn doesn don isn wasn weren won wouldn couldn shouldn haven hasn aren ain ll ve re
+el la los las un una unos unas de del y o que en por para con sin es son fue ser como pero mas más
+o os as um uma uns umas do da dos das e em no na nos nas por para com sem é são foi ser como mas
+""".split()
+)
+
+# Chinese function words, longest first (used to split a CJK run into content pieces).
+ZH_FUNCTION_WORDS = tuple(
+    sorted(
+        """
+为什么 为何 什么 怎么 怎样 怎么样 如何 哪里 哪儿 哪个 哪些 多少 是不是 有没有 能不能 要不要 会不会
+我们 你们 他们 她们 它们 咱们 自己 这个 那个 这些 那些 这里 那里 这样 那样 一下 一些 一个 还是 或者
+已经 现在 时候 因为 所以 但是 而且 然后 如果 虽然 可以 应该 需要 知道 告诉 记得 请问 关于
+的 了 吗 呢 吧 啊 呀 么 嘛 是 在 和 与 跟 就 都 也 还 又 要 会 能 没 不 把 被 给 让 对 从 到 向 我 你 他 她 它 请 有 得 地 着 过
+""".split(),
+        key=len,
+        reverse=True,
+    )
+)
+
+JA_PARTICLES = ("から", "まで", "より", "は", "が", "を", "に", "へ", "と", "で", "の", "も", "や", "か", "ね", "よ")
+
+
+def _cjk_pieces(run: str) -> list[str]:
+    """Split a CJK run at function words; keep the content pieces in order."""
+    pieces: list[str] = []
+    current = ""
+    i = 0
+    while i < len(run):
+        for word in ZH_FUNCTION_WORDS:
+            if run.startswith(word, i):
+                if current:
+                    pieces.append(current)
+                current = ""
+                i += len(word)
+                break
+        else:
+            current += run[i]
+            i += 1
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _cjk_terms(run: str, limit: int) -> list[str]:
+    """Sub-phrases of a CJK run, most specific first: whole pieces, then their trigrams, bigrams."""
+    pieces = _cjk_pieces(run) or [run]
+    whole = [p for p in pieces if len(p) >= 2]
+    trigrams = [p[i : i + 3] for p in pieces if len(p) > 3 for i in range(len(p) - 2)]
+    bigrams = [p[i : i + 2] for p in pieces if len(p) > 2 for i in range(len(p) - 1)]
+    out: dict[str, None] = {}
+    for term in (*whole, *trigrams, *bigrams):
+        out.setdefault(term, None)
+        if len(out) >= limit:
+            break
+    return list(out)
+
+
+_CJK_CLASS = "\u3040-\u30ff\u3131-\u3163\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_MIXED = re.compile(f"[^\\W{_CJK_CLASS}]+|[{_CJK_CLASS}]+")
+
+
+def extract_keywords(query: str, *, limit: int = 6) -> list[str]:
+    """Up to ``limit`` search terms from a natural-language query (lowercased, de-duplicated)."""
+    out: dict[str, None] = {}
+    text = nfc(query).lower()
+    for segment in _SPLIT.split(text):
+        if not segment:
+            continue
+        # Mixed segments ("用react部署k8s集群") split into ASCII-ish runs and CJK runs.
+        for part in _MIXED.findall(segment):
+            if has_cjk(part):
+                for particle in JA_PARTICLES:
+                    part = part.replace(particle, " ")
+                for run in part.split():
+                    for term in _cjk_terms(run, limit):
+                        out.setdefault(term, None)
+                continue
+            if part in STOP_WORDS or part.isdigit():
+                continue
+            if part.isascii() and len(part) < 3:
+                continue
+            out.setdefault(part, None)
+    return [t for t in out if t != text.strip()][:limit]

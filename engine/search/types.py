@@ -1,0 +1,80 @@
+"""What a search returns across the engine/UI wall (frozen dataclasses, snake_case fields)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    """How one hit's score was built, step by step (DESIGN §5)."""
+
+    vector_raw: float | None  # cosine similarity (None: the vector leg did not see this chunk)
+    vector: float  # the value used in the merge (calibrated, or raw in openclaw scoring)
+    keyword_raw: float | None  # FTS5 bm25 rank (negative = better), None when no keyword match
+    keyword: float  # boosted keyword score (or path BM25) used in the merge
+    path_tier: int  # 3 full path, 2 basename, 1 stem, 0 none
+    content: float  # 0.7·vector + 0.3·keyword (or (1+content)/2 for exact-path hits)
+    age_days: float | None  # None: evergreen (never decays)
+    decay: float
+    importance: int | None
+    importance_factor: float
+    project_factor: float
+    pre_threshold: float  # content × decay × importance × project
+    mmr_rank: int | None  # position chosen by MMR within its group (1-based)
+    passed_threshold: bool
+
+
+@dataclass(frozen=True)
+class Provenance:
+    origin_class: str  # owner | agent | untrusted | system
+    session_kind: str
+    observed_at: str | None  # ISO 8601
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk_id: str
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    source: str
+    provenance: Provenance
+    breakdown: ScoreBreakdown
+    triggers: tuple[str, ...] = ()
+    project_keys: tuple[str, ...] = ()
+    status: str = "active"  # "superseded" for a superseded USER.md entry
+    legs: tuple[str, ...] = ()  # which legs found it: keyword, path, vector
+    note: str | None = None  # why it is a near-miss, or how it got in (keyword rescue)
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    query: str
+    results: tuple[SearchHit, ...]
+    near_misses: tuple[SearchHit, ...]
+    mode: str  # hybrid | fts-only | vector-only
+    scoring: str  # calibrated | openclaw
+    provider: str
+    model: str
+    fallback: str | None
+    vector_coverage: float  # share of chunks that have a vector
+    warnings: tuple[str, ...]
+    timings_ms: dict[str, float]
+    stale: bool = False
+    action: str | None = None
+    threshold_rescue: bool = False  # nothing passed min_score: keyword hits returned at threshold 0
+    calibration: str | None = None  # how cosine became the vector score, in words
+    keyword_probes: tuple[str, ...] = ()  # extracted keywords searched separately
+
+
+@dataclass(frozen=True)
+class MemoryGetResult:
+    path: str
+    from_line: int
+    lines: int
+    text: str
+    next_from: int | None  # continuation hint when truncated
+    missing: bool = False

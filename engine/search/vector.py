@@ -1,0 +1,98 @@
+"""The vector leg (spec §4 step 4): sqlite-vec KNN, or a batched cosine scan without it.
+
+k = min(candidates × 8, 4096); score = 1 − cosine distance. Only chunks embedded by the
+current model are considered, so vectors of another model are never compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import apsw
+import numpy as np
+
+from engine.store import search_queries as q
+from engine.store.index_rows import blob_to_vec, vec_to_blob
+
+KNN_OVERSAMPLE = 8
+MAX_KNN_K = 4096
+SCAN_BATCH = 256
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    text: str
+    cosine: float
+
+
+def vector_leg(
+    conn: apsw.Connection,
+    query_vec: np.ndarray,
+    *,
+    model: str,
+    sources: Sequence[str],
+    limit: int,
+    use_vec: bool,
+) -> list[VectorHit]:
+    if not np.any(query_vec):
+        return []
+    if use_vec:
+        k = min(limit * KNN_OVERSAMPLE, MAX_KNN_K)
+        rows = q.knn(conn, vec_to_blob(query_vec), k, model, sources, limit)
+        return [
+            VectorHit(r.id, r.path, r.source, int(r.start_line), int(r.end_line), r.text, 1.0 - float(r.distance))
+            for r in rows
+        ]
+    return _scan(conn, query_vec, model, sources, limit)
+
+
+def _scan(conn: apsw.Connection, query_vec: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[VectorHit]:
+    """Cosine over every stored vector, 256 rows per batch, keeping the best ``limit``."""
+    qv = np.asarray(query_vec, dtype=np.float32)
+    qv = qv / (np.linalg.norm(qv) or 1.0)
+    best_ids: list[str] = []
+    best_scores = np.empty(0, dtype=np.float32)
+    after = 0
+    while True:
+        page = q.embedding_pages(conn, model, sources, after, SCAN_BATCH)
+        if not page:
+            break
+        after = page[-1][0]
+        mat = np.stack([blob_to_vec(b) for _, _, b in page])
+        norms = np.linalg.norm(mat, axis=1)
+        norms[norms == 0] = 1.0
+        scores = (mat @ qv) / norms
+        ids = best_ids + [i for _, i, _ in page]
+        all_scores = np.concatenate([best_scores, scores.astype(np.float32)])
+        keep = np.argsort(-all_scores, kind="stable")[:limit]
+        best_ids = [ids[i] for i in keep]
+        best_scores = all_scores[keep]
+    if not best_ids:
+        return []
+    meta = q.chunk_meta(conn, best_ids)
+    out = []
+    for cid, score in zip(best_ids, best_scores, strict=True):
+        m = meta.get(cid)
+        if m is not None and np.isfinite(score):
+            out.append(VectorHit(cid, m.path, m.source, m.start_line, m.end_line, m.text, float(score)))
+    return out
+
+
+def cosines_for(conn: apsw.Connection, query_vec: np.ndarray, ids: Sequence[str], model: str) -> dict[str, float]:
+    """Exact cosine for specific chunks (keyword hits the KNN window did not reach)."""
+    blobs = q.embeddings_for(conn, ids, model)
+    if not blobs:
+        return {}
+    qv = np.asarray(query_vec, dtype=np.float32)
+    out = {}
+    for cid, blob in blobs.items():
+        v = blob_to_vec(blob)
+        n = float(np.linalg.norm(v)) or 1.0
+        out[cid] = float(v @ qv) / n
+    return out

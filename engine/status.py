@@ -1,0 +1,233 @@
+"""``status [--deep]``: every figure of the spec's status output, as one frozen report.
+
+``deep`` probes for real: the embedding model embeds a probe text, the vector store answers a
+KNN query, and the stored vectors are checked against the model's dimension.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.config import Settings
+from engine.store import index_rows as rows
+from engine.store import status_queries as q
+from engine.store.schema import fts_tokenizer_in_use, vec_table_dims
+
+
+@dataclass(frozen=True)
+class DeepProbe:
+    embeddings: str  # "ready (12 ms)", "unavailable: …", "skipped (keyword-only)"
+    vector_store: str  # "ready (KNN 3 ms)", "unavailable: …", "empty"
+    semantic_vectors: str  # "ok (384 dims)", "mismatch: …", "none"
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    agent_id: str
+    workspace: str
+    db_path: str
+    provider_requested: str
+    provider: str
+    model: str
+    fallback: str | None  # why keyword-only, when it is
+    search_mode: str  # hybrid | fts-only
+    sources: tuple[str, ...]
+    extra_paths: tuple[str, ...]
+    files_indexed: int
+    files_total: int
+    chunks: int
+    chunks_embedded: int
+    vector_coverage: float  # 0..1
+    dirty: bool
+    dirty_files: tuple[str, ...]
+    identity: dict[str, object] | None
+    identity_mismatch: tuple[str, ...]
+    fix_hint: str | None
+    by_kind: dict[str, int]
+    fts_tokenizer: str | None
+    vector_store: str
+    vector_dims: int | None
+    cache_entries: int
+    cache_cap: int
+    db_bytes: int
+    wal_bytes: int
+    skipped: tuple[tuple[str, str], ...]
+    recall_entries: int
+    recall_updated_at: str | None
+    dreaming: str
+    dreams_file: str | None
+    issues: tuple[str, ...]
+    deep: DeepProbe | None
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def build_status(engine: object, *, deep: bool = False) -> StatusReport:
+    """Gather the status of ``engine`` (a :class:`engine.facade.MemoryEngine`)."""
+    from engine.facade import MemoryEngine
+
+    assert isinstance(engine, MemoryEngine)
+    s: Settings = engine.settings
+    conn = engine.store.conn()
+    issues: list[str] = []
+    # Loading the model costs ~1.5 s; plain status reports what the index says unless deep.
+    choice = engine.provider_choice() if deep or engine.provider_loaded else None
+    state = engine.index_state(choice) if choice is not None else None
+    stored = engine.stored_identity()
+    files = engine.files() if engine.workspace.is_dir() else []
+    if not engine.workspace.is_dir():
+        issues.append(f"workspace {engine.workspace} does not exist")
+    known = rows.sources(conn)
+    indexed_files = [f for f in files if f.indexed]
+    dirty_files = tuple(
+        f.rel
+        for f in indexed_files
+        if f.rel not in known or abs(known[f.rel].mtime - f.mtime) > 1e-6 or known[f.rel].size != f.size
+    ) + tuple(sorted(set(known) - {f.rel for f in indexed_files}))
+    skipped = tuple(rows.skipped(conn))
+    skipped_paths = {p for p, _ in skipped}
+    dirty_files = tuple(p for p in dirty_files if p not in skipped_paths)
+    total, embedded = rows.count_chunks(conn)
+    if choice is not None:
+        provider = choice.provider.provider_id if choice.provider else "none"
+        model = choice.provider.model if choice.provider else "fts-only"
+        fallback = choice.error
+        requested = choice.requested
+    else:
+        provider = stored.provider if stored else "unknown (not probed)"
+        model = stored.model if stored else "unknown (not probed)"
+        fallback = None
+        requested = s.embedding.model or s.embedding.provider
+    mismatch: tuple[str, ...] = state.differences if state is not None else ()
+    fix_hint = None
+    if stored is None:
+        fix_hint = "run `clawmem index` to build the index"
+        issues.append("the index is empty")
+    elif mismatch:
+        fix_hint = "run `clawmem index --force` to rebuild the index for the current settings"
+        issues.append("index identity mismatch: " + "; ".join(mismatch))
+    if fallback:
+        issues.append(fallback)
+    if engine.store.vec_error:
+        issues.append(engine.store.vec_error)
+    for rel, reason in skipped:
+        issues.append(f"skipped {rel}: {reason}")
+    semantic = (stored is not None and stored.semantic) and not (state is not None and state.semantic_paused)
+    if choice is not None and choice.provider is None:
+        semantic = False
+    coverage = (embedded / total) if total else 0.0
+    dims = vec_table_dims(conn) if engine.store.vec_available else None
+    vec_store = (
+        (f"sqlite-vec ({dims} dims)" if dims else "sqlite-vec (no vectors yet)")
+        if engine.store.vec_available
+        else "built-in scan (sqlite-vec unavailable)"
+    )
+    by_kind: dict[str, int] = {}
+    for f in files:
+        by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
+    recall_count, recall_updated = q.recall_summary(conn)
+    dreams = next((f.rel for f in files if f.kind == "dreams"), None)
+    d = s.dreaming
+    dreaming = (
+        f"on ({d.schedule}, review {d.review}; deep minScore {d.deep_min_score}, "
+        f"minRecallCount {d.deep_min_recall_count}, minUniqueQueries {d.deep_min_unique_queries})"
+        if d.enabled
+        else "off"
+    )
+    deep_probe = _probe(engine, conn, choice) if deep else None
+    if deep_probe and deep_probe.embeddings.startswith("unavailable"):
+        issues.append(f"embeddings {deep_probe.embeddings}")
+    return StatusReport(
+        agent_id=s.agent_id,
+        workspace=str(engine.workspace),
+        db_path=str(s.db_path),
+        provider_requested=requested,
+        provider=provider,
+        model=model,
+        fallback=fallback,
+        search_mode="hybrid" if semantic else "fts-only",
+        sources=tuple(s.index.sources),
+        extra_paths=tuple(s.index.extra_paths),
+        files_indexed=len(known),
+        files_total=len(indexed_files),
+        chunks=total,
+        chunks_embedded=embedded,
+        vector_coverage=round(coverage, 4),
+        dirty=bool(dirty_files) or (semantic and embedded < total),
+        dirty_files=dirty_files,
+        identity=(json_identity(stored) if stored else None),
+        identity_mismatch=mismatch,
+        fix_hint=fix_hint,
+        by_kind=dict(sorted(by_kind.items())),
+        fts_tokenizer=fts_tokenizer_in_use(conn),
+        vector_store=vec_store,
+        vector_dims=dims,
+        cache_entries=rows.cache_count(conn),
+        cache_cap=s.embedding.cache_max_entries,
+        db_bytes=_size(s.db_path),
+        wal_bytes=_size(Path(f"{s.db_path}-wal")),
+        skipped=skipped,
+        recall_entries=recall_count,
+        recall_updated_at=recall_updated,
+        dreaming=dreaming,
+        dreams_file=dreams,
+        issues=tuple(issues),
+        deep=deep_probe,
+    )
+
+
+def json_identity(identity: object) -> dict[str, object]:
+    from dataclasses import asdict
+
+    data = asdict(identity)  # type: ignore[call-overload]
+    data["sources"] = list(data["sources"])
+    return data
+
+
+def _probe(engine: object, conn: object, choice: object) -> DeepProbe:
+    from engine.embed.select import ProviderChoice
+    from engine.facade import MemoryEngine
+
+    assert isinstance(engine, MemoryEngine) and isinstance(choice, ProviderChoice)
+    provider = choice.provider
+    vector: np.ndarray | None = None
+    if provider is None:
+        emb = f"unavailable: {choice.error}" if choice.error else "skipped (keyword-only by configuration)"
+    else:
+        try:
+            t0 = time.perf_counter()
+            vector = provider.embed_query("status probe")
+            emb = f"ready ({(time.perf_counter() - t0) * 1000:.0f} ms, {provider.dims} dims)"
+        except Exception as exc:  # report, don't crash status
+            emb = f"unavailable: {exc}"
+    store = engine.store
+    dims = vec_table_dims(store.conn()) if store.vec_available else None
+    if not store.vec_available:
+        vs = f"unavailable: {store.vec_error}"
+    elif dims is None:
+        vs = "empty (no vector table yet)"
+    else:
+        try:
+            probe = vector if vector is not None and len(vector) == dims else np.zeros(dims, dtype=np.float32)
+            t0 = time.perf_counter()
+            q.knn_probe(store.conn(), rows.vec_to_blob(probe))
+            vs = f"ready (KNN {(time.perf_counter() - t0) * 1000:.0f} ms)"
+        except Exception as exc:
+            vs = f"unavailable: {exc}"
+    sample = q.sample_embedding_dims(store.conn())
+    if sample is None:
+        sem = "none stored yet"
+    elif provider is not None and sample != provider.dims:
+        sem = f"mismatch: stored {sample} dims, model gives {provider.dims}"
+    else:
+        sem = f"ok ({sample} dims)"
+    return DeepProbe(embeddings=emb, vector_store=vs, semantic_vectors=sem)

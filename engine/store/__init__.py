@@ -1,0 +1,1 @@
+"""SQLite storage (apsw + sqlite-vec). All SQL of the engine lives in this package."""

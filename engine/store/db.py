@@ -1,0 +1,113 @@
+"""The apsw connection: WAL, busy timeout, foreign keys, sqlite-vec loaded when possible.
+
+Each thread gets its own connection (the TUI searches while a worker embeds); WAL lets
+readers proceed while one writer commits. ``Store`` is cheap to share between threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from engine.errors import ClawmemError
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def _load_vec(conn: apsw.Connection) -> str | None:
+    """Load sqlite-vec; return None on success or the reason it failed."""
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+        return None
+    except Exception as exc:  # any failure means: use the pure-Python vector fallback
+        return f"sqlite-vec could not be loaded: {exc}"
+
+
+def open_connection(path: Path | str, *, load_vec: bool = True) -> tuple[apsw.Connection, str | None]:
+    """Open (creating if needed) a database with the engine's pragmas."""
+    if str(path) != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = apsw.Connection(str(path))
+    except apsw.Error as exc:
+        raise ClawmemError(f"cannot open database {path}: {exc}") from exc
+    conn.setbusytimeout(BUSY_TIMEOUT_MS)
+    vec_error = _load_vec(conn) if load_vec else "sqlite-vec disabled"
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except apsw.BusyError as exc:
+        raise ClawmemError(f"database {path} is locked by another process") from exc
+    except apsw.Error as exc:
+        raise ClawmemError(f"database {path} is not usable: {exc}") from exc
+    return conn, vec_error
+
+
+class Store:
+    """Per-thread apsw connections to one database file."""
+
+    def __init__(self, path: Path, *, load_vec: bool = True) -> None:
+        self.path = path
+        self._load_vec = load_vec
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._all: list[apsw.Connection] = []
+        self.vec_error: str | None = None
+        conn = self.conn()  # open once now so errors surface early
+        from engine.store.schema import ensure_schema
+
+        ensure_schema(conn)
+
+    @property
+    def vec_available(self) -> bool:
+        return self.vec_error is None
+
+    def conn(self) -> apsw.Connection:
+        conn: apsw.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn, vec_error = open_connection(self.path, load_vec=self._load_vec)
+            self.vec_error = vec_error
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[apsw.Connection]:
+        """A write transaction taken immediately (no deadlock on upgrade from read)."""
+        conn = self.conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        return list(self.conn().execute(sql, params))
+
+    def scalar(self, sql: str, params: Any = ()) -> Any:
+        row = next(iter(self.conn().execute(sql, params)), None)
+        return None if row is None else row[0]
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                try:
+                    conn.close()
+                except apsw.Error:
+                    pass
+            self._all.clear()
+        self._local = threading.local()

@@ -1,0 +1,1 @@
+"""The Markdown workspace: discovering memory files, reading them safely, parsing entries, writing atomically."""

@@ -1,0 +1,179 @@
+"""Parse a memory file into entries (for the entries table, context loading, Dreaming, forget).
+
+Structure comes from markdown-it-py: each top-level list item, paragraph or code block is an
+entry; headings name the section; HTML comment lines directly before an entry carry its
+markers (USER.md ``observed/status``, Dreaming's lineage and promotion markers). Annotations
+on the entry's own lines (trigger, importance, project, supersedes) are parsed with the
+spec's rules. Nothing here ever raises on odd input: bad annotations become flags.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+
+from engine.workspace.annotations import (
+    INVALID_PROJECT_ANNOTATION,
+    LINEAGE_MARKER,
+    OBSERVED_MARKER,
+    PROMOTION_MARKER,
+    extract_recall_metadata,
+    find_supersedes,
+    strip_all_markers,
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    start_line: int  # 1-based first line of the entry itself
+    end_line: int  # inclusive
+    marker_line: int  # first line including the marker comments that belong to it
+    kind: str  # "bullet", "paragraph", "code"
+    text: str  # the raw lines
+    display: str  # text without markers and annotation carriers
+    section: str | None
+    status: str  # "active" or "superseded"
+    observed: str | None
+    triggers: tuple[str, ...]
+    importance: int | None
+    project_keys: tuple[str, ...]
+    flags: tuple[str, ...]
+    supersedes: str | None
+    lineage_key: str | None
+    promotion_key: str | None
+
+    @property
+    def superseded(self) -> bool:
+        return self.status == "superseded"
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+_BULLET_PREFIX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
+def parse_entries(rel: str, text: str, *, curated_root: bool) -> list[Entry]:
+    """Entries of one file, in order. ``text`` uses LF line ends."""
+    lines = text.split("\n")
+    tokens = _parser().parse(text)
+    entries: list[Entry] = []
+    section: str | None = None
+    markers: list[tuple[int, str]] = []  # (line index, marker line text)
+    project_eligible = rel.upper() != "USER.MD"
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.level != 0 or tok.map is None:
+            i += 1
+            continue
+        begin, end = tok.map
+        if tok.type == "heading_open" and tok.markup in ("-", "=") and end - begin > 2:
+            # A multi-line "setext heading" is usually prose followed by a stray ``---``
+            # (a leading rule that is not front matter): keep it as content, not a title.
+            entries.append(_entry(rel, lines, begin, end - 1, "paragraph", section, markers, curated_root, project_eligible))
+            markers = []
+        elif tok.type == "heading_open":
+            inline = tokens[i + 1] if i + 1 < len(tokens) else None
+            section = strip_all_markers(inline.content).strip() if inline is not None else None
+            markers = []
+        elif tok.type == "html_block":
+            block = lines[begin:end]
+            if all(_is_marker(ln) or not ln.strip() for ln in block):
+                markers.extend((begin + k, ln) for k, ln in enumerate(block) if ln.strip())
+            else:
+                markers = []
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            depth = 0
+            j = i
+            while j < len(tokens):
+                t = tokens[j]
+                if t.type in ("bullet_list_open", "ordered_list_open"):
+                    depth += 1
+                elif t.type in ("bullet_list_close", "ordered_list_close"):
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif t.type == "list_item_open" and depth == 1 and t.map is not None:
+                    b, e = t.map
+                    entries.append(_entry(rel, lines, b, e, "bullet", section, markers, curated_root, project_eligible))
+                    markers = []
+                j += 1
+            i = j
+        elif tok.type in ("paragraph_open", "fence", "code_block"):
+            kind = "paragraph" if tok.type == "paragraph_open" else "code"
+            entries.append(_entry(rel, lines, begin, end, kind, section, markers, curated_root, project_eligible))
+            markers = []
+        else:
+            markers = []
+        i += 1
+    return entries
+
+
+def _is_marker(line: str) -> bool:
+    s = line.strip()
+    return bool(OBSERVED_MARKER.fullmatch(s) or LINEAGE_MARKER.match(s) or PROMOTION_MARKER.match(s))
+
+
+def _entry(
+    rel: str,
+    lines: list[str],
+    begin: int,
+    end: int,
+    kind: str,
+    section: str | None,
+    markers: list[tuple[int, str]],
+    curated_root: bool,
+    project_eligible: bool,
+) -> Entry:
+    # Trailing blank lines inside a list item's map are not part of the entry.
+    while end - 1 > begin and not lines[end - 1].strip():
+        end -= 1
+    body = lines[begin:end]
+    raw = "\n".join(body)
+    observed = status = lineage = promotion = None
+    for _, marker in markers:
+        m = OBSERVED_MARKER.search(marker)
+        if m:
+            observed, status = m.group(1), m.group(2).lower()
+        m = LINEAGE_MARKER.match(marker)
+        if m:
+            lineage = m.group(1)
+        m = PROMOTION_MARKER.match(marker)
+        if m:
+            promotion = m.group(1)
+    # A marker may also sit on the entry's own first line (``- text <!-- observed: … -->``).
+    if observed is None:
+        m = OBSERVED_MARKER.search(raw)
+        if m:
+            observed, status = m.group(1), m.group(2).lower()
+    meta = extract_recall_metadata(body, curated_root=curated_root, project_scope_eligible=project_eligible)
+    flags = (INVALID_PROJECT_ANNOTATION,) if meta.project_invalid else ()
+    display = strip_all_markers(raw)
+    if kind == "bullet":
+        display = _BULLET_PREFIX.sub("", display, count=1)
+    return Entry(
+        path=rel,
+        start_line=begin + 1,
+        end_line=end,
+        marker_line=(markers[0][0] + 1) if markers else begin + 1,
+        kind=kind,
+        text=raw,
+        display=display.strip(),
+        section=section,
+        status=status or "active",
+        observed=observed,
+        triggers=meta.trigger_phrases,
+        importance=meta.importance,
+        project_keys=tuple(k for k in meta.project_keys if k != INVALID_PROJECT_ANNOTATION),
+        flags=flags,
+        supersedes=find_supersedes(raw),
+        lineage_key=lineage,
+        promotion_key=promotion,
+    )

@@ -1,0 +1,82 @@
+"""Shared fixtures: a fixed clock, a copy of the bilingual fixture workspace, real engines.
+
+Every engine test runs on real SQLite with sqlite-vec and, where it embeds, the real
+multilingual GGUF model (converted once per machine into .cache/models and shared).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.config import Settings, load_settings
+from engine.facade import MemoryEngine
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+NOW = "2026-11-05T09:00:00+00:00"
+MODELS_DIR = ROOT / ".cache" / "models"
+
+os.environ.setdefault("CLAWMEM_MODELS_DIR", str(MODELS_DIR))
+os.environ["CLAWMEM_NOW"] = NOW
+os.environ["CLAWMEM_TZ"] = "UTC"
+os.environ.setdefault("CLAWMEM_THREADS", "1")
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+for _var in ("CLAWMEM_HOME", "CLAWMEM_WORKSPACE", "CLAWMEM_MODEL", "CLAWMEM_AGENT"):
+    os.environ.pop(_var, None)
+
+
+def copy_fixture(name: str, dest: Path) -> Path:
+    """A writable copy of ``tests/fixtures/<name>`` (tests never touch the originals)."""
+    target = dest / name
+    shutil.copytree(FIXTURES / name, target, symlinks=True)
+    return target
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    return copy_fixture("workspace", tmp_path)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+def make_settings(home: Path, workspace: Path, **overrides: dict[str, object]) -> Settings:
+    return load_settings(home=home, workspace=workspace, overrides=overrides or None)
+
+
+@pytest.fixture
+def fts_engine(home: Path, workspace: Path) -> Iterator[MemoryEngine]:
+    """A keyword-only engine (no model): for tests about text, files and SQL only."""
+    engine = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    yield engine
+    engine.close()
+
+
+@pytest.fixture(scope="session")
+def default_model_path() -> Path:
+    from engine.embed.default_model import ensure_default_model
+
+    return ensure_default_model(MODELS_DIR)
+
+
+@pytest.fixture
+def engine(home: Path, workspace: Path, default_model_path: Path) -> Iterator[MemoryEngine]:
+    """A real engine with the default multilingual model."""
+    e = MemoryEngine(make_settings(home, workspace))
+    yield e
+    e.close()
+
+
+@pytest.fixture
+def indexed_engine(engine: MemoryEngine) -> MemoryEngine:
+    engine.sync()
+    return engine

@@ -1,0 +1,139 @@
+"""Incremental sync, shadow rebuild, identity, skipped files — keyword-only (no model needed)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from engine.facade import MemoryEngine
+from engine.index.rebuild import RebuildCancelled
+from engine.store import index_rows as rows
+from tests.conftest import make_settings
+
+
+def test_first_sync_builds_the_index(fts_engine: MemoryEngine) -> None:
+    report = fts_engine.sync()
+    assert report.rebuilt and report.files == 12 and report.chunks > 20
+    assert fts_engine.stored_identity() is not None
+    again = fts_engine.sync()
+    assert not again.rebuilt and again.changed_files == 0 and again.chunks == report.chunks
+
+
+def test_incremental_sync_touches_only_changed_files(fts_engine: MemoryEngine, workspace: Path) -> None:
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    before = {r[0] for r in conn.execute("SELECT id FROM memory_index_chunks WHERE path != 'memory/2026-11-02.md'")}
+    with (workspace / "memory" / "2026-11-02.md").open("a") as fh:
+        fh.write("- 新增：返程车票已经买好了。\n")
+    report = fts_engine.sync()
+    assert report.changed_files == 1
+    after = {r[0] for r in conn.execute("SELECT id FROM memory_index_chunks WHERE path != 'memory/2026-11-02.md'")}
+    assert before == after
+    assert fts_engine.search("已经买好", record=False).results[0].path == "memory/2026-11-02.md"
+
+
+def test_removed_files_lose_their_rows(fts_engine: MemoryEngine, workspace: Path) -> None:
+    fts_engine.sync()
+    (workspace / "memory" / "2026-09-15.md").unlink()
+    report = fts_engine.sync()
+    assert report.removed_files == 1
+    conn = fts_engine.store.conn()
+    assert rows.chunk_ids_for_path(conn, "memory/2026-09-15.md", "memory") == []
+    assert "memory/2026-09-15.md" not in rows.sources(conn)
+
+
+def test_touch_without_change_does_not_rechunk(fts_engine: MemoryEngine, workspace: Path) -> None:
+    fts_engine.sync()
+    path = workspace / "MEMORY.md"
+    path.write_bytes(path.read_bytes())  # new mtime, same bytes
+    report = fts_engine.sync()
+    assert report.changed_files == 0
+
+
+def test_bad_files_are_skipped_and_reported(fts_engine: MemoryEngine, workspace: Path) -> None:
+    (workspace / "memory" / "binary.md").write_bytes(b"\x00\x00\x00")
+    (workspace / "memory" / "latin1.md").write_bytes(b"caf\xe9")
+    report = fts_engine.sync()
+    assert {p for p, _ in report.skipped} == {"memory/binary.md", "memory/latin1.md"}
+    assert any("latin1.md" in w for w in report.warnings)
+    from engine.status import build_status
+
+    status = build_status(fts_engine)
+    assert {p for p, _ in status.skipped} == {"memory/binary.md", "memory/latin1.md"}
+    assert status.files_indexed == 12
+
+
+def test_chinese_and_english_are_found_by_fts(fts_engine: MemoryEngine) -> None:
+    fts_engine.sync()
+    assert fts_engine.search("湖景房", record=False).results[0].path in ("MEMORY.md", "memory/2026-11-01.md")
+    assert any(h.path == "memory/2026-06-12.md" for h in fts_engine.search("PostgreSQL MongoDB", min_score=0.0, record=False).results)
+
+
+def test_identity_mismatch_is_detected(home: Path, workspace: Path) -> None:
+    e1 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    e1.sync()
+    e1.close()
+    e2 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}, index={"chunk_tokens": 200}))
+    state = e2.index_state()
+    assert state.mismatched and any("chunkTokens" in d for d in state.differences)
+    from engine.status import build_status
+
+    status = build_status(e2, deep=True)
+    assert status.fix_hint and "index --force" in status.fix_hint
+    report = e2.sync()  # a sync with a mismatched identity rebuilds
+    assert report.rebuilt and not e2.index_state().mismatched
+    e2.close()
+
+
+def test_cancelled_rebuild_leaves_the_old_index_intact(fts_engine: MemoryEngine, workspace: Path) -> None:
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    before = sorted(r[0] for r in conn.execute("SELECT id FROM memory_index_chunks"))
+    cancel = threading.Event()
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase == "text" and done == total // 2:
+            (workspace / "MEMORY.md").write_text("- replaced\n")
+            cancel.set()
+
+    with pytest.raises(RebuildCancelled):
+        fts_engine.sync(force=True, progress=progress, cancel=cancel)
+    assert sorted(r[0] for r in conn.execute("SELECT id FROM memory_index_chunks")) == before
+    assert fts_engine.search("湖景房", record=False).results  # still searchable
+    assert not list(fts_engine.settings.db_path.parent.glob("*.memory-reindex-*"))
+
+
+def test_rebuild_that_crashes_half_way_leaves_the_old_index(fts_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    before = sorted(r[0] for r in conn.execute("SELECT id FROM memory_index_chunks"))
+    import engine.index.sync as sync_mod
+
+    real = sync_mod._index_file
+    calls = {"n": 0}
+
+    def flaky(*args: object, **kwargs: object) -> tuple[int, int]:
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise OSError("disk went away")  # a failure half-way through the shadow build
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sync_mod, "_index_file", flaky)
+    with pytest.raises(OSError):
+        fts_engine.sync(force=True)
+    assert sorted(r[0] for r in conn.execute("SELECT id FROM memory_index_chunks")) == before
+    assert not list(fts_engine.settings.db_path.parent.glob("*.memory-reindex-*"))
+
+
+def test_reset_drops_only_derived_tables(fts_engine: MemoryEngine) -> None:
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    conn.execute(
+        "INSERT INTO memory_session_tombstones (session_id, agent_id, reason, created_at) VALUES ('s1', 'main', 'forgotten', 1)"
+    )
+    fts_engine.reset()
+    assert fts_engine.stored_identity() is None
+    assert rows.count_chunks(conn) == (0, 0)
+    assert [r[0] for r in conn.execute("SELECT session_id FROM memory_session_tombstones")] == ["s1"]

@@ -1,0 +1,44 @@
+"""The engine/UI wall: no engine module may pull in textual, rich or tui."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import engine
+
+
+def engine_modules() -> list[str]:
+    return sorted(m.name for m in pkgutil.walk_packages(engine.__path__, "engine."))
+
+
+def test_engine_imports_no_ui_library() -> None:
+    modules = engine_modules()
+    assert len(modules) > 15, modules
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich', 'tui'))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"engine imported UI modules: {out.stdout}"
+
+
+def test_no_sql_outside_store() -> None:
+    """DESIGN §2: SQL lives in engine/store/ only."""
+    import re
+    from pathlib import Path
+
+    root = Path(engine.__file__).parent
+    pattern = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\s+(\*|[A-Za-z_]+)\s+(FROM|INTO|SET|\w)", re.I)
+    offenders = []
+    for path in root.rglob("*.py"):
+        if "store" in path.relative_to(root).parts or path.name.endswith("_schema.py"):
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if pattern.search(line) and ('"' in line or "'" in line) and "execute" in line:
+                offenders.append(f"{path.relative_to(root)}:{n}")
+    assert offenders == []

@@ -1,0 +1,142 @@
+"""Discovering, classifying, reading and writing memory files, and parsing entries."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from engine.errors import ConflictError, PathRefused
+from engine.paths import resolve_memory_path
+from engine.workspace.entries import parse_entries
+from engine.workspace.files import discover, is_short_term_path
+from engine.workspace.reading import FileText, Skipped, read_memory_text, sha256_bytes
+from engine.workspace.writes import MISSING, append_text, replace_file
+
+
+def test_discover_classifies_every_kind(workspace: Path) -> None:
+    kinds = {f.rel: f.kind for f in discover(workspace)}
+    assert kinds["USER.md"] == "user"
+    assert kinds["MEMORY.md"] == "curated"
+    assert kinds["DREAMS.md"] == "dreams"
+    assert kinds["memory/2026-11-01.md"] == "diary"
+    assert kinds["memory/2026-11-03-hotel-call.md"] == "slug"
+    assert kinds["memory/dreaming/light/2026-11-04.md"] == "dream-report"
+    assert kinds["memory/projects/billing.md"] == "note"
+    files = {f.rel: f for f in discover(workspace)}
+    assert files["memory/2026-11-01.md"].decays
+    assert not files["memory/2026-11-03-hotel-call.md"].decays  # slug notes are evergreen
+    assert files["memory/2026-11-03-hotel-call.md"].short_term  # … but short-term for Dreaming
+    assert files["memory/dreaming/light/2026-11-04.md"].path_origin == "system"
+    assert files["MEMORY.md"].path_origin == "agent"
+    assert not files["DREAMS.md"].indexed
+
+
+def test_symlinks_and_outside_paths_are_skipped(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "secret.md"
+    outside.write_text("- secret\n")
+    os.symlink(outside, workspace / "memory" / "link.md")
+    os.symlink(tmp_path, workspace / "memory" / "linkdir")
+    rels = {f.rel for f in discover(workspace)}
+    assert "memory/link.md" not in rels
+    assert not any(r.startswith("memory/linkdir") for r in rels)
+
+
+def test_short_term_paths() -> None:
+    assert is_short_term_path("memory/2026-01-02.md")
+    assert is_short_term_path("memory/warm/2026-01-02.md")
+    assert is_short_term_path("memory/2026-01-02-call.md")
+    assert not is_short_term_path("memory/dreaming/light/2026-01-02.md")
+    assert not is_short_term_path("MEMORY.md")
+    assert not is_short_term_path("memory/projects/billing.md")
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [(b"\x00\x01binary", "binary"), (b"caf\xe9 latin-1", "not UTF-8")],
+)
+def test_unreadable_files_are_skipped_with_a_reason(tmp_path: Path, data: bytes, reason: str) -> None:
+    path = tmp_path / "x.md"
+    path.write_bytes(data)
+    result = read_memory_text(path, "memory/x.md", 1024)
+    assert isinstance(result, Skipped) and reason in result.reason
+
+
+def test_large_files_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "big.md"
+    path.write_text("a" * 2000)
+    result = read_memory_text(path, "memory/big.md", 1000)
+    assert isinstance(result, Skipped) and "larger than" in result.reason
+
+
+def test_bom_and_crlf_are_normalised_for_reading(tmp_path: Path) -> None:
+    path = tmp_path / "x.md"
+    path.write_bytes("\ufeff- 杭州\r\n- two\r\n".encode())
+    result = read_memory_text(path, "x.md", 1024)
+    assert isinstance(result, FileText)
+    assert result.text == "- 杭州\n- two\n" and result.had_bom and result.newline == "\r\n"
+
+
+def test_replace_refuses_when_the_file_changed_since_it_was_read(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text("- original\n")
+    seen = sha256_bytes(path.read_bytes())
+    path.write_text("- edited elsewhere\n")
+    with pytest.raises(ConflictError):
+        replace_file(path, b"- mine\n", expected_sha256=seen)
+    assert path.read_text() == "- edited elsewhere\n"  # nothing lost
+    with pytest.raises(ConflictError):
+        replace_file(path, b"- new\n", expected_sha256=MISSING)
+    result = replace_file(path, b"- mine\n", expected_sha256=sha256_bytes(path.read_bytes()))
+    assert path.read_bytes() == b"- mine\n" and result.sha256 == sha256_bytes(b"- mine\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["MEMORY.md"]  # no temp file left behind
+
+
+def test_append_keeps_every_existing_byte(tmp_path: Path) -> None:
+    path = tmp_path / "2026-11-05.md"
+    path.write_bytes(b"- first\r\n- no newline at end")
+    old = path.read_bytes()
+    append_text(path, "- appended\n", expected_sha256=sha256_bytes(old))
+    data = path.read_bytes()
+    assert data.startswith(old)
+    assert data.endswith(b"\r\n- appended\r\n")
+
+
+def test_resolve_memory_path_rules(workspace: Path, tmp_path: Path) -> None:
+    assert resolve_memory_path(workspace, "MEMORY.md") == (workspace / "MEMORY.md").resolve()
+    assert resolve_memory_path(workspace, "./memory/2026-11-01.md").name == "2026-11-01.md"
+    for bad in ("../x.md", "/etc/passwd", "memory/../../x.md", "notes.md", "memory/x.txt", "C:\\x.md", ""):
+        with pytest.raises(PathRefused):
+            resolve_memory_path(workspace, bad)
+    (tmp_path / "out.md").write_text("x")
+    os.symlink(tmp_path / "out.md", workspace / "memory" / "escape.md")
+    with pytest.raises(PathRefused):
+        resolve_memory_path(workspace, "memory/escape.md")
+
+
+def test_entries_of_user_md_carry_status_and_observed(workspace: Path) -> None:
+    text = (workspace / "USER.md").read_text()
+    entries = parse_entries("USER.md", text, curated_root=True)
+    assert [e.status for e in entries] == ["superseded", "active", "active", "active"]
+    assert entries[0].observed == "2026-03-02" and entries[0].display == "Prefer 坐高铁出行，不坐飞机。"
+    assert entries[1].supersedes == "travel-mode"
+    assert entries[0].marker_line == 3 and entries[0].start_line == 4
+
+
+def test_entries_of_memory_md_carry_annotations_and_flags(workspace: Path) -> None:
+    entries = parse_entries("MEMORY.md", (workspace / "MEMORY.md").read_text(), curated_root=True)
+    by_text = {e.display: e for e in entries}
+    hotel = by_text["最后选择西湖边的酒店，没有订湖景房，因为超出预算。"]
+    assert hotel.triggers == ("湖景房", "酒店") and hotel.importance == 7 and hotel.section == "旅行"
+    pg = by_text["The team chose PostgreSQL for the billing service."]
+    assert pg.project_keys == ("github.com/acme/billing",)
+    bad = by_text["Staging credentials rotate monthly; ask Priya."]
+    assert bad.flags == ("!invalid-project-annotation",)
+
+
+def test_odd_markdown_never_crashes_and_keeps_content() -> None:
+    text = "---\nnot: front matter?\nprose here\n---\n\n```\n- not an entry\n```\n- - doubled bullet....\n<!-- importance: 99 -->\n"
+    entries = parse_entries("memory/x.md", text, curated_root=False)
+    joined = "\n".join(e.text for e in entries)
+    assert "prose here" in joined and "- not an entry" in joined and "doubled bullet" in joined

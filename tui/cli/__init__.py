@@ -1,0 +1,65 @@
+"""The ``clawmem`` command: no command opens the TUI; subcommands follow ``openclaw memory …``.
+
+Exit codes: 0 success, 1 a user error (one line on stderr, never a traceback), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from engine.errors import ClawmemError
+from tui.cli import common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from tui.cli import dream_cmds, index_cmds, intent_cmds, search_cmds, session_cmds
+
+    parser = argparse.ArgumentParser(
+        prog="clawmem",
+        description="Inspect and curate an AI agent's long-term memory (OpenClaw Memory Core).",
+    )
+    common.add_global_options(parser)
+    parser.add_argument(
+        "--demo",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="write the demo workspace (to DIR, or a fresh temp dir) and open it",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in (index_cmds, search_cmds, dream_cmds, intent_cmds, session_cmds):
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            from tui.launch import launch_tui
+
+            return launch_tui(args)
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.parse_args([*(argv or sys.argv[1:]), "--help"])
+            return 2
+        return int(handler(args) or 0)
+    except ClawmemError as exc:
+        common.fail(str(exc))
+        return 1
+    except KeyboardInterrupt:
+        print("clawmem: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # a bug: one line for the user, the traceback in the log
+        log = common.log_exception(args)
+        common.fail(f"internal error: {type(exc).__name__}: {exc} (details in {log})")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""``index``, ``status`` and ``reset``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from engine.status import StatusReport, build_status
+from tui.cli import common
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parent = common.global_parent()
+    p = sub.add_parser("index", parents=[parent], help="index the workspace (incremental; --force rebuilds)")
+    p.add_argument("--force", action="store_true", help="full rebuild into a shadow index, then publish")
+    p.add_argument("--no-embed", action="store_true", help="index text only; leave embedding for later")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.set_defaults(handler=cmd_index)
+
+    p = sub.add_parser("status", parents=[parent], help="show the index, model and workspace status")
+    p.add_argument("--deep", action="store_true", help="probe the model and the vector store for real")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_status)
+
+    p = sub.add_parser("reset", parents=[parent], help="drop the derived index tables (not a privacy purge)")
+    p.add_argument("--yes", action="store_true", help="do not ask (required when not on a terminal)")
+    p.set_defaults(handler=cmd_reset)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    engine.require_workspace()
+    if not args.json and sys.stderr.isatty() and not engine.provider_loaded:
+        print("loading the embedding model…", file=sys.stderr)
+    with common.progress_bar(not args.json) as update:
+        report = engine.sync(
+            force=args.force,
+            embed=not args.no_embed,
+            progress=update,
+            embed_progress=lambda done, total: update("embed", done, total),
+        )
+    if args.json:
+        common.print_json(
+            {
+                "files": report.files,
+                "chunks": report.chunks,
+                "embedded": report.embedded,
+                "cache_hits": report.cache_hits,
+                "skipped": [{"path": p, "reason": r} for p, r in report.skipped],
+                "warnings": list(report.warnings),
+                "duration_ms": report.duration_ms,
+                "rebuilt": report.rebuilt,
+                "changed_files": report.changed_files,
+                "removed_files": report.removed_files,
+                "pending_embeddings": report.pending_embeddings,
+            }
+        )
+        return 0
+    for warning in report.warnings:
+        common.warn(warning)
+    what = "rebuilt" if report.rebuilt else "indexed"
+    print(
+        f"{what} {report.files} files · {report.chunks} chunks · {report.embedded} embedded · "
+        f"{report.cache_hits} from cache · {report.duration_ms / 1000:.1f} s"
+    )
+    if report.pending_embeddings:
+        print(f"{report.pending_embeddings} chunks still without a vector (run `clawmem index` again)")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    report = build_status(engine, deep=args.deep)
+    if args.json:
+        common.print_json([{"agent_id": report.agent_id, "status": report}])
+        return 0
+    print_status(report)
+    return 0
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def status_lines(r: StatusReport) -> list[tuple[str, str]]:
+    """Labelled lines in the spec's order (shared by the CLI and the TUI's Status pane)."""
+    coverage = f"{r.vector_coverage * 100:.0f} % embedded" if r.chunks else "nothing indexed"
+    lines = [
+        ("Provider", f"{r.provider} (requested: {r.provider_requested})"),
+        ("Model", r.model),
+        ("Sources", ", ".join(r.sources)),
+        ("Extra paths", ", ".join(r.extra_paths) or "none"),
+        ("Indexed", f"{r.files_indexed}/{r.files_total} files · {r.chunks} chunks"),
+        (
+            "Dirty",
+            ("yes: " + ", ".join(r.dirty_files[:5]) + (" …" if len(r.dirty_files) > 5 else ""))
+            if r.dirty_files
+            else ("yes (embedding pending)" if r.dirty else "no"),
+        ),
+        ("Store", r.db_path),
+        ("Workspace", r.workspace),
+        ("Dreaming", r.dreaming),
+        ("Storage", f"DB {_bytes(r.db_bytes)} · WAL {_bytes(r.wal_bytes)}"),
+    ]
+    if r.deep is not None:
+        lines.append(("Embeddings", r.deep.embeddings))
+    ident = (
+        "none (index empty)"
+        if r.identity is None
+        else (
+            "mismatch"
+            if r.identity_mismatch
+            else f"{r.identity.get('provider')}/{r.identity.get('model')} · "
+            f"chunking v{r.identity.get('chunkingVersion')} · {r.identity.get('ftsTokenizer')}"
+        )
+    )
+    lines.append(("Index identity", ident))
+    if r.fix_hint:
+        lines.append(("Fix", r.fix_hint))
+    lines += [
+        ("By kind", ", ".join(f"{k} {v}" for k, v in r.by_kind.items()) or "none"),
+        ("Search mode", f"{r.search_mode} ({coverage})"),
+        ("Fallback", r.fallback or "none"),
+        ("Vector store", r.vector_store if r.deep is None else r.deep.vector_store),
+    ]
+    if r.deep is not None:
+        lines.append(("Semantic vectors", r.deep.semantic_vectors))
+    lines += [
+        ("FTS", f"{r.fts_tokenizer or 'missing'}"),
+        ("Embedding cache", f"{r.cache_entries:,} entries (cap {r.cache_cap:,})"),
+        (
+            "Recall store",
+            f"{r.recall_entries} entries" + (f", updated {r.recall_updated_at}" if r.recall_updated_at else ""),
+        ),
+        ("Dreams", r.dreams_file or "none"),
+        ("Skipped", ", ".join(f"{p} ({why})" for p, why in r.skipped) or "none"),
+        ("Issues", "; ".join(r.issues) or "none"),
+    ]
+    return lines
+
+
+def print_status(r: StatusReport) -> None:
+    width = max(len(label) for label, _ in status_lines(r))
+    for label, value in status_lines(r):
+        print(f"{label + ':':<{width + 2}}{value}")
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            common.fail("reset needs --yes when not run on a terminal")
+            return 1
+        answer = input(f"Drop the derived index of agent {engine.settings.agent_id!r}? Files are not touched. [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing changed")
+            return 0
+    engine.reset()
+    print("derived index dropped; run `clawmem index` to rebuild it")
+    return 0
