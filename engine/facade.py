@@ -12,7 +12,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.config import Settings
 from engine.embed.provider import EmbeddingProvider, provider_key
@@ -42,6 +44,14 @@ from engine.store import search_queries
 from engine.store.index_rows import blob_to_vec
 from engine.search.calibration import SAMPLE_SIZE
 import numpy as np
+
+if TYPE_CHECKING:
+    from engine.automation import JobService
+    from engine.context import ContextService
+    from engine.dreaming.service import DreamingService
+    from engine.forget import ForgetService
+    from engine.intents import IntentService
+    from engine.sessions import SessionService
 
 _UNSET = object()
 
@@ -119,6 +129,45 @@ class MemoryEngine:
     @property
     def workspace(self) -> Path:
         return self.settings.workspace
+
+    # ------------------------------------------------------------------ feature services
+    # Each feature owns its module; the facade only hands out one service per engine.
+
+    @cached_property
+    def intents(self) -> IntentService:
+        from engine.intents import IntentService
+
+        return IntentService(self)
+
+    @cached_property
+    def jobs(self) -> JobService:
+        from engine.automation import JobService
+
+        return JobService(self)
+
+    @cached_property
+    def dreaming(self) -> DreamingService:
+        from engine.dreaming.service import DreamingService
+
+        return DreamingService(self)
+
+    @cached_property
+    def sessions(self) -> SessionService:
+        from engine.sessions import SessionService
+
+        return SessionService(self)
+
+    @cached_property
+    def forget(self) -> ForgetService:
+        from engine.forget import ForgetService
+
+        return ForgetService(self)
+
+    @cached_property
+    def context(self) -> ContextService:
+        from engine.context import ContextService
+
+        return ContextService(self)
 
     def require_workspace(self) -> None:
         if not self.workspace.is_dir():

@@ -44,7 +44,5 @@ class EmbeddingProvider(Protocol):
 
 def provider_key(provider: EmbeddingProvider) -> str:
     """SHA-256 hex of the provider's canonical cache-key JSON."""
-    canonical = json.dumps(
-        provider.cache_key(), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    canonical = json.dumps(provider.cache_key(), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

