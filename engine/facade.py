@@ -16,6 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engine import memory_get as memget
+from engine import recall
 from engine.config import Settings
 from engine.embed.provider import EmbeddingProvider, provider_key
 from engine.embed.select import ProviderChoice, select_provider
@@ -32,18 +34,15 @@ from engine.index.lock import ReindexLock
 from engine.index.rebuild import shadow_rebuild
 from engine.index.sync import EmbedderIdentity, Progress, sync_text
 from engine.index.watcher import ChangeCallback, WorkspaceWatcher
-from engine.store import index_rows as rows
-from engine.store.db import Store
-from engine.store.schema import drop_derived, ensure_chunks_fts, ensure_schema, ensure_vec_table, fts_tokenizer_in_use
-from engine.workspace.files import MemoryFile, discover
+from engine.search.calibration import SAMPLE_SIZE, Background, build_background
 from engine.search.pipeline import SearchRequest, VectorContext, run_search
 from engine.search.types import MemoryGetResult, SearchResponse
-from engine import memory_get as memget
-from engine import recall
+from engine.store import index_rows as rows
 from engine.store import search_queries
+from engine.store.db import Store
 from engine.store.index_rows import blob_to_vec
-from engine.search.calibration import SAMPLE_SIZE
-import numpy as np
+from engine.store.schema import drop_derived, ensure_chunks_fts, ensure_schema, ensure_vec_table, fts_tokenizer_in_use
+from engine.workspace.files import MemoryFile, discover
 
 if TYPE_CHECKING:
     from engine.automation import JobService
@@ -113,7 +112,7 @@ class MemoryEngine:
         if fts_tokenizer_in_use(conn) is None:
             ensure_chunks_fts(conn, settings.index.fts_tokenizer)
         self.lock_path = settings.agent_dir / "reindex.lock"
-        self._background: tuple[tuple[int, str], np.ndarray | None] | None = None
+        self._background: tuple[tuple[int, str], Background | None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -425,6 +424,11 @@ class MemoryEngine:
                 f"({'; '.join(state.differences)}) — run `clawmem index --force`"
             )
             provider = None
+        elif state is not None and state.mismatched:
+            warnings.append(
+                "the index does not match the current settings "
+                f"({'; '.join(state.differences)}) — run `clawmem index --force`"
+            )
         ident = self.embedder_identity(choice) if provider is not None else None
         embedded, total = self.vector_coverage()
         coverage = embedded / total if total else 0.0
@@ -455,7 +459,7 @@ class MemoryEngine:
             from dataclasses import replace as _replace
 
             response = _replace(response, fallback=choice.error)
-        if paused:
+        if state is not None and state.mismatched:
             from dataclasses import replace as _replace
 
             response = _replace(response, stale=True, action="clawmem index --force")
@@ -463,22 +467,16 @@ class MemoryEngine:
             recall.record_search(conn, query, response.results, self.clock)
         return response
 
-    def _background_matrix(self, model: str) -> np.ndarray | None:
+    def _background_matrix(self, model: str) -> Background | None:
         """A spread of stored vectors for calibration, cached until the vector count changes."""
         conn = self.store.conn()
-        count = search_queries.vector_count(conn)
-        key = (count, model)
+        key = (search_queries.vector_count(conn), model)
         if self._background is not None and self._background[0] == key:
             return self._background[1]
-        blobs = search_queries.background_sample(conn, model, SAMPLE_SIZE)
-        matrix = None
-        if blobs:
-            matrix = np.stack([blob_to_vec(b) for b in blobs]).astype(np.float32)
-            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-            norms[norms == 0] = 1.0
-            matrix = matrix / norms
-        self._background = (key, matrix)
-        return matrix
+        sample = search_queries.background_sample(conn, model, SAMPLE_SIZE)
+        background = build_background([blob_to_vec(b) for b, _ in sample], [t for _, t in sample])
+        self._background = (key, background)
+        return background
 
     def get(self, path: str, *, from_line: int = 1, lines: int = memget.DEFAULT_LINES) -> MemoryGetResult:
         """``memory_get``: read part of a memory file under the one path rule."""

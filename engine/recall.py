@@ -1,10 +1,15 @@
 """Short-term recall signals (spec §5): what searches keep finding, for Dreaming to promote.
 
 Every recorded search hit with source ``memory`` and a short-term path (a dated note under
-``memory/``, not ``memory/dreaming/``) updates its entry: recall count (once per query per
-day), total and max score, the query hash and day bucket (capped at 32 and 16), concept tags,
-and provenance (the least trusted origin wins). Searches made with ``record=False`` — the
-TUI's previews, ``--no-record`` — leave no trace.
+``memory/``, not ``memory/dreaming/``) updates its entry ``memory:<path>:<a>:<b>:<claimHash>``:
+recall count (once per query per day), total and max score (each hit clamped to [0, 1]), the
+query hash and day bucket (capped at 32 and 16), concept tags, and provenance (the least trusted
+origin wins). Only interactive searches add to ``user_query_hashes``, the set the Deep
+``minUniqueQueries`` gate counts. Searches made with ``record=False`` leave no trace.
+
+Daily-note ingestion (:func:`record_daily`, driven by ``engine.dreaming.ingest``) adds
+``dailyCount`` to ``memory:claim:<claimHash>`` entries under a synthetic query key, or to the
+recall entry that already carries the same claim hash, as OpenClaw does.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import apsw
 
@@ -30,15 +35,25 @@ MAX_QUERY_HASHES = 32
 MAX_RECALL_DAYS = 16
 MAX_CONCEPT_TAGS = 6
 TRUST_ORDER = ("owner", "agent", "system", "untrusted")  # later = less trusted
+CLAIM_KEY_PREFIX = "memory:claim:"
 
 _CONTAMINATION = re.compile(
     r"openclaw:dreaming|openclaw-memory-(?:promotion|lineage)|^\s*#+\s*(?:light|rem|deep) sleep\b|"
     r"\[score=[\d.]+ .*recalls=|^\s*-\s*candidate:",
     re.IGNORECASE | re.MULTILINE,
 )
+_MARKER_ONLY = re.compile(r"^(?:[-*+>]\s*)+")
+_WORD = re.compile(r"[^\W_]", re.UNICODE)
+_HEADING = re.compile(r"^#{1,6}\s+\S")
+
+
+def normalize_snippet(text: str) -> str:
+    """OpenClaw's snippet normalization: trimmed, every whitespace run collapsed to one space."""
+    return re.sub(r"\s+", " ", text.strip())
 
 
 def normalize_claim(text: str) -> str:
+    """Lowercased, comment- and bullet-free text (input for concept tags)."""
     text = unicodedata.normalize("NFKC", text).lower()
     text = re.sub(r"<!--.*?-->", " ", text)
     text = re.sub(r"^\s*[-*+]\s+", "", text, flags=re.MULTILINE)
@@ -46,7 +61,7 @@ def normalize_claim(text: str) -> str:
 
 
 def claim_hash(text: str) -> str:
-    return hashlib.sha1(normalize_claim(text).encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha1(normalize_snippet(text).encode("utf-8")).hexdigest()[:12]
 
 
 def query_hash(query: str) -> str:
@@ -57,8 +72,29 @@ def entry_key(path: str, start: int, end: int, snippet: str) -> str:
     return f"memory:{path}:{start}:{end}:{claim_hash(snippet)}"
 
 
+def claim_entry_key(hash_: str) -> str:
+    return f"{CLAIM_KEY_PREFIX}{hash_}"
+
+
 def is_contaminated(snippet: str) -> bool:
     return bool(_CONTAMINATION.search(snippet))
+
+
+def _marker_only(line: str) -> bool:
+    stripped = _MARKER_ONLY.sub("", line.strip()).strip()
+    return not stripped or not _WORD.search(stripped)
+
+
+def is_unpromotable(snippet: str) -> bool:
+    """Empty, dreaming output, or only list markers and headings: never a durable memory."""
+    if not normalize_snippet(snippet) or is_contaminated(snippet):
+        return True
+    lines = [ln.strip() for ln in snippet.splitlines() if ln.strip()]
+    if not lines:
+        return True
+    if all(_marker_only(ln) for ln in lines):
+        return True
+    return all(_marker_only(ln) or _HEADING.match(_MARKER_ONLY.sub("", ln).strip()) for ln in lines)
 
 
 def concept_tags(snippet: str) -> tuple[str, ...]:
@@ -71,8 +107,25 @@ def least_trusted(a: str, b: str) -> str:
     return a if ia >= ib else b
 
 
+def _merge_session_kind(current: str, incoming: str) -> str:
+    return current if current == incoming else "unknown"
+
+
+def _merge_project(current: str | None, incoming: str | None) -> str | None:
+    keys = [k.strip() for part in (current, incoming) if part for k in part.split(";") if k.strip()]
+    return "; ".join(dict.fromkeys(keys)) or None
+
+
+def _merge_distinct(existing: tuple[str, ...], value: str, cap: int) -> tuple[str, ...]:
+    return tuple(dict.fromkeys((*existing, value)))[-cap:]
+
+
+def _clamp(score: float) -> float:
+    return 0.0 if score != score else max(0.0, min(1.0, score))
+
+
 def eligible(hit: SearchHit) -> bool:
-    return hit.source == "memory" and is_short_term_path(hit.path) and not is_contaminated(hit.snippet)
+    return hit.source == "memory" and is_short_term_path(hit.path) and not is_unpromotable(hit.snippet)
 
 
 def record_search(
@@ -87,40 +140,180 @@ def record_search(
         for hit in hits:
             if not eligible(hit):
                 continue
-            snippet = hit.snippet[:MAX_SNIPPET]
+            snippet = normalize_snippet(hit.snippet)[:MAX_SNIPPET]
             key = entry_key(hit.path, hit.start_line, hit.end_line, snippet)
-            current = rows.get(conn, key) or RecallRow(
-                entry_key=key, path=hit.path, start_line=hit.start_line, end_line=hit.end_line, snippet=snippet,
-                claim_hash=claim_hash(snippet), recall_count=0, daily_count=0, grounded_count=0, total_score=0.0,
-                max_score=0.0, query_hashes=(), recall_days=(), concept_tags=concept_tags(snippet),
-                origin_class=hit.provenance.origin_class, session_kind=hit.provenance.session_kind,
-                first_recalled_at=now_ms, last_recalled_at=None, last_query_day=None, promoted_at=None,
-                updated_at=now_ms,
-            )
-            if not rows.add_event(conn, key, qhash, day, hit.score, interactive, now_ms):
+            if rows.has_event(conn, key, qhash, day):
                 continue  # the same query on the same day counts once
-            hashes = tuple(dict.fromkeys((*current.query_hashes, qhash)))[-MAX_QUERY_HASHES:] if interactive \
-                else current.query_hashes
-            days = tuple(sorted(set((*current.recall_days, day))))[-MAX_RECALL_DAYS:]
-            rows.upsert(conn, replace(
-                current,
-                snippet=snippet,
-                recall_count=current.recall_count + 1,
-                total_score=current.total_score + hit.score,
-                max_score=max(current.max_score, hit.score),
-                query_hashes=hashes,
-                recall_days=days,
-                concept_tags=concept_tags(snippet),
-                origin_class=least_trusted(current.origin_class, hit.provenance.origin_class),
-                session_kind=current.session_kind if current.session_kind == hit.provenance.session_kind
-                else "unknown",
-                last_recalled_at=now_ms,
-                last_query_day=day,
-                updated_at=now_ms,
-            ))
+            score = _clamp(hit.score)
+            project = "; ".join(hit.project_keys) or None
+            current = rows.get(conn, key) or _new_row(
+                key,
+                hit.path,
+                hit.start_line,
+                hit.end_line,
+                snippet,
+                hit.provenance.origin_class,
+                hit.provenance.session_kind,
+                project,
+                now_ms,
+            )
+            rows.upsert(
+                conn,
+                replace(
+                    current,
+                    snippet=snippet,
+                    recall_count=current.recall_count + 1,
+                    total_score=current.total_score + score,
+                    max_score=max(current.max_score, score),
+                    query_hashes=_merge_distinct(current.query_hashes, qhash, MAX_QUERY_HASHES),
+                    user_query_hashes=_merge_distinct(current.user_query_hashes, qhash, MAX_QUERY_HASHES)
+                    if interactive
+                    else current.user_query_hashes,
+                    recall_days=tuple(sorted(set((*current.recall_days, day))))[-MAX_RECALL_DAYS:],
+                    concept_tags=concept_tags(snippet) or current.concept_tags,
+                    origin_class=least_trusted(current.origin_class, hit.provenance.origin_class),
+                    session_kind=_merge_session_kind(current.session_kind, hit.provenance.session_kind),
+                    project_key=_merge_project(current.project_key, project),
+                    last_recalled_at=now_ms,
+                    last_query_day=day,
+                    updated_at=now_ms,
+                ),
+            )
+            rows.add_event(conn, key, qhash, day, score, interactive, now_ms)
             changed += 1
         rows.evict_beyond(conn, MAX_ENTRIES)
     return changed
+
+
+@dataclass(frozen=True)
+class DailyClaim:
+    """One bullet or short paragraph of a daily note, as daily ingestion sees it."""
+
+    path: str
+    start_line: int
+    end_line: int
+    snippet: str  # "<heading>: <ancestors> > <bullet>" context form
+    score: float
+    origin_class: str = "agent"
+    session_kind: str = "unknown"
+    project_key: str | None = None
+
+    @property
+    def claim_hash(self) -> str:
+        return claim_hash(self.snippet)
+
+    @property
+    def key(self) -> str:
+        return claim_entry_key(self.claim_hash)
+
+
+def daily_target_key(conn: apsw.Connection, claim: DailyClaim) -> str:
+    """Where a daily signal lands: an existing recall entry with the same claim, else the claim key."""
+    existing = rows.find_non_claim_by_claim_hash(conn, claim.claim_hash)
+    return existing.entry_key if existing is not None else claim.key
+
+
+def record_daily(
+    conn: apsw.Connection, query: str, claims: Sequence[DailyClaim], clock: Clock, *, day_bucket: str
+) -> list[str]:
+    """Add one daily signal per claim (the caller makes this idempotent per day); returns the keys touched.
+
+    ``query`` is the synthetic ``__dreaming_daily__:<day>`` key: it joins ``query_hashes`` but never
+    ``user_query_hashes``. The day bucket is the note's own day, as in OpenClaw.
+    """
+    qhash = query_hash(query)
+    now_ms = int(clock.timestamp() * 1000)
+    touched: list[str] = []
+    for claim in claims:
+        snippet = normalize_snippet(claim.snippet)[:MAX_SNIPPET]
+        if is_unpromotable(snippet):
+            continue
+        key = daily_target_key(conn, claim)
+        existing = rows.get(conn, key)
+        current = existing or _new_row(
+            key,
+            claim.path,
+            claim.start_line,
+            claim.end_line,
+            snippet,
+            claim.origin_class,
+            claim.session_kind,
+            claim.project_key,
+            now_ms,
+        )
+        keep_time = existing is not None and qhash in existing.query_hashes and existing.snippet == snippet
+        score = _clamp(claim.score)
+        rows.upsert(
+            conn,
+            replace(
+                current,
+                snippet=snippet
+                if existing is None or existing.entry_key.startswith(CLAIM_KEY_PREFIX)
+                else current.snippet,
+                claim_hash=current.claim_hash,
+                daily_count=current.daily_count + 1,
+                total_score=current.total_score + score,
+                max_score=max(current.max_score, score),
+                query_hashes=_merge_distinct(current.query_hashes, qhash, MAX_QUERY_HASHES),
+                recall_days=_merge_distinct(current.recall_days, day_bucket, MAX_RECALL_DAYS),
+                concept_tags=concept_tags(snippet) or current.concept_tags,
+                origin_class=least_trusted(current.origin_class, claim.origin_class)
+                if existing
+                else claim.origin_class,
+                session_kind=_merge_session_kind(current.session_kind, claim.session_kind)
+                if existing
+                else claim.session_kind,
+                project_key=_merge_project(current.project_key, claim.project_key),
+                last_recalled_at=(current.last_recalled_at if keep_time else now_ms),
+                updated_at=now_ms,
+            ),
+        )
+        touched.append(key)
+    rows.evict_beyond(conn, MAX_ENTRIES)
+    return touched
+
+
+def _new_row(
+    key: str,
+    path: str,
+    start: int,
+    end: int,
+    snippet: str,
+    origin: str,
+    session_kind: str,
+    project: str | None,
+    now_ms: int,
+) -> RecallRow:
+    return RecallRow(
+        entry_key=key,
+        path=path,
+        start_line=start,
+        end_line=end,
+        snippet=snippet,
+        claim_hash=key.removeprefix(CLAIM_KEY_PREFIX) if key.startswith(CLAIM_KEY_PREFIX) else claim_hash(snippet),
+        recall_count=0,
+        daily_count=0,
+        grounded_count=0,
+        total_score=0.0,
+        max_score=0.0,
+        query_hashes=(),
+        user_query_hashes=(),
+        recall_days=(),
+        concept_tags=concept_tags(snippet),
+        origin_class=origin,
+        session_kind=session_kind,
+        project_key=project,
+        first_recalled_at=now_ms,
+        last_recalled_at=None,
+        last_query_day=None,
+        promoted_at=None,
+        light_hits=0,
+        rem_hits=0,
+        last_light_at=None,
+        last_rem_at=None,
+        last_rem_considered_at=None,
+        updated_at=now_ms,
+    )
 
 
 def recall_entries(conn: apsw.Connection) -> list[RecallRow]:

@@ -82,8 +82,13 @@ def boosted_score(base: float, query: str, text: str, path: str) -> float:
 
 
 def _body_search(
-    conn: apsw.Connection, terms_query: str, ranking_query: str, tokenizer: str,
-    sources: Sequence[str], limit: int, substring_base: float,
+    conn: apsw.Connection,
+    terms_query: str,
+    ranking_query: str,
+    tokenizer: str,
+    sources: Sequence[str],
+    limit: int,
+    substring_base: float,
 ) -> list[KeywordHit]:
     tokens = query_tokens(terms_query)
     if not tokens:
@@ -98,12 +103,22 @@ def _body_search(
     hits = []
     for r in rows:
         base = bm25_to_score(r.rank) if r.rank is not None else substring_base
-        hits.append(KeywordHit(
-            id=r.id, path=r.path, source=r.source, start_line=int(r.start_line), end_line=int(r.end_line),
-            text=r.text, text_score=base, bm25_rank=r.rank,
-            boosted=boosted_score(base, ranking_query, r.text, r.path),
-            path_score=0.0, exact_tier=0, has_body=True,
-        ))
+        hits.append(
+            KeywordHit(
+                id=r.id,
+                path=r.path,
+                source=r.source,
+                start_line=int(r.start_line),
+                end_line=int(r.end_line),
+                text=r.text,
+                text_score=base,
+                bm25_rank=r.rank,
+                boosted=boosted_score(base, ranking_query, r.text, r.path),
+                path_score=0.0,
+                exact_tier=0,
+                has_body=True,
+            )
+        )
     return hits
 
 
@@ -139,9 +154,18 @@ def path_leg(
         row = q.first_chunk(conn, path, source)
         if row is not None:
             hits[row.id] = KeywordHit(
-                id=row.id, path=row.path, source=row.source, start_line=int(row.start_line),
-                end_line=int(row.end_line), text=row.text, text_score=0.0, bm25_rank=None, boosted=0.0,
-                path_score=0.0, exact_tier=tier, has_body=False,
+                id=row.id,
+                path=row.path,
+                source=row.source,
+                start_line=int(row.start_line),
+                end_line=int(row.end_line),
+                text=row.text,
+                text_score=0.0,
+                bm25_rank=None,
+                boosted=0.0,
+                path_score=0.0,
+                exact_tier=tier,
+                has_body=False,
             )
     tokens = query_tokens(query)
     if tokens:
@@ -163,9 +187,18 @@ def path_leg(
             if tier == 0 and partial < limit:
                 partial += 1
                 hits[row.id] = KeywordHit(
-                    id=row.id, path=row.path, source=row.source, start_line=int(row.start_line),
-                    end_line=int(row.end_line), text=row.text, text_score=0.0, bm25_rank=None, boosted=0.0,
-                    path_score=score, exact_tier=0, has_body=False,
+                    id=row.id,
+                    path=row.path,
+                    source=row.source,
+                    start_line=int(row.start_line),
+                    end_line=int(row.end_line),
+                    text=row.text,
+                    text_score=0.0,
+                    bm25_rank=None,
+                    boosted=0.0,
+                    path_score=score,
+                    exact_tier=0,
+                    has_body=False,
                 )
     return list(hits.values())
 

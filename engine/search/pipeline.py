@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import apsw
-import numpy as np
 
 from engine.config import Settings
 from engine.embed.provider import EmbeddingProvider
@@ -29,6 +28,7 @@ from engine.search.ranking import (
     project_factor,
     snippet_tokens,
 )
+from engine.search.tokens import concept_coverage, query_concepts
 from engine.search.types import Provenance, ScoreBreakdown, SearchHit, SearchResponse
 from engine.search.vector import cosines_for, vector_leg
 from engine.store import search_queries as q
@@ -56,7 +56,7 @@ class VectorContext:
     provider: EmbeddingProvider | None
     model: str | None
     use_vec: bool
-    background: Callable[[], np.ndarray | None]
+    background: Callable[[], cal.Background | None]
     paused_reason: str | None = None
 
 
@@ -131,7 +131,9 @@ def run_search(
         for vh in vector_leg(
             conn, qvec, model=vctx.model, sources=req.sources, limit=CANDIDATE_WINDOW, use_vec=vctx.use_vec
         ):
-            cands[vh.id] = _Cand(vh.id, vh.path, vh.source, vh.start_line, vh.end_line, vh.text, vh.cosine, None, {"vector"})
+            cands[vh.id] = _Cand(
+                vh.id, vh.path, vh.source, vh.start_line, vh.end_line, vh.text, vh.cosine, None, {"vector"}
+            )
         if req.scoring == "calibrated":
             calib = cal.measure(qvec, vctx.background())
         timings["vector"] = (time.perf_counter() - t1) * 1000
@@ -157,6 +159,7 @@ def run_search(
             cands[cid].cosine = cos
 
     meta = q.chunk_meta(conn, list(cands))
+    concepts = query_concepts(query)
     mode = "hybrid" if semantic and req.legs == "hybrid" else ("vector-only" if semantic else "fts-only")
     if mode == "hybrid" and coverage < 1.0:
         notes.append(f"hybrid search over {coverage * 100:.0f} % embedded chunks (embedding still running)")
@@ -168,10 +171,12 @@ def run_search(
             continue  # chunk vanished (concurrent sync or forget)
         kw = c.kw
         v_raw = c.cosine
-        vec = calib.apply(v_raw) if v_raw is not None else 0.0
+        vec = calib.apply(v_raw, c.text) if v_raw is not None else 0.0
         tier = kw.exact_tier if kw else 0
         if kw is None:
             k = 0.0
+        elif kw.text_score > 0 and req.scoring == "calibrated":
+            k = concept_coverage(concepts, c.text)
         elif kw.text_score > 0:
             k = kw.boosted
         elif tier:
@@ -225,8 +230,12 @@ def run_search(
 
     live = [x for x in scored if x[3] is None]
     excluded_items = [x for x in scored if x[3] is not None]
-    groups = [sorted((x for x in live if x[1].path_tier == t), key=lambda x: (-x[1].pre_threshold, x[0].path, x[0].start_line))
-              for t in (3, 2, 1)]
+    groups = [
+        sorted(
+            (x for x in live if x[1].path_tier == t), key=lambda x: (-x[1].pre_threshold, x[0].path, x[0].start_line)
+        )
+        for t in (3, 2, 1)
+    ]
     groups.append(sorted((x for x in live if x[1].path_tier == 0), key=key))
     ordered: list[tuple[_Cand, ScoreBreakdown, float, str | None]] = []
     for group in groups:
@@ -237,9 +246,7 @@ def run_search(
                 tokens=lambda x: snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
                 lam=s.mmr_lambda,
             )
-        ordered.extend(
-            (c, replace(bd, mmr_rank=i + 1), public, ex) for i, (c, bd, public, ex) in enumerate(group)
-        )
+        ordered.extend((c, replace(bd, mmr_rank=i + 1), public, ex) for i, (c, bd, public, ex) in enumerate(group))
 
     # ---- threshold (after decay and importance), the keyword rescue, spare-capacity fill
     strict = [x for x in ordered if x[2] >= req.min_score]
@@ -279,8 +286,12 @@ def run_search(
             project_keys=tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip()),
             status="superseded" if SUPERSEDED.search(m.text) else "active",
             legs=tuple(sorted(c.legs)),
-            note=excluded or ("below min_score" if not passed else (
-                "returned without passing min_score (keyword rescue)" if public < req.min_score else None)),
+            note=excluded
+            or (
+                "below min_score"
+                if not passed
+                else ("returned without passing min_score (keyword rescue)" if public < req.min_score else None)
+            ),
         )
 
     results = tuple(to_hit(x, x[2] >= req.min_score) for x in selected)

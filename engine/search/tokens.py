@@ -56,18 +56,18 @@ def lower_tokens(text: str) -> list[str]:
 # to keep "why did the deploy fail" from probing "why", "did" and "the".
 STOP_WORDS = frozenset(
     """
-a about above after again against all also am an and any are as at be because been before being below
-between both but by can could did do does doing done down during each else ever few for from further
-get got had has have having he her here hers herself him himself his how i if in into is it its itself
-just know let like make many may me might more most much must my myself need never no nor not now of
-off on once only or other ought our ours ourselves out over own please really remember same say see
-shall she should so some still such than that the their theirs them themselves then there these they
-thing things this those though through to too under until up upon us very want was we were what when
-where which while who whom whose why will with would yes yet you your yours yourself yourselves
-tell told show find anything something everything someone anyone
-didn doesn don isn wasn weren won wouldn couldn shouldn haven hasn aren ain ll ve re
-el la los las un una unos unas de del y o que en por para con sin es son fue ser como pero mas más
-o os as um uma uns umas do da dos das e em no na nos nas por para com sem é são foi ser como mas
+a about above after again against ain all also am an and any anyone anything are aren as at be
+because been before being below between both but by can com como con could couldn da das de del did
+didn do does doesn doing don done dos down during e each el else em en es ever everything few find
+foi for from fue further get got had has hasn have haven having he her here hers herself him himself
+his how i if in into is isn it its itself just know la las let like ll los make many mas may me
+might more most much must my myself más na nas need never no nor nos not now o of off on once only
+or os other ought our ours ourselves out over own para pero please por que re really remember same
+say see sem ser shall she should shouldn show sin so some someone something son still such são tell
+than that the their theirs them themselves then there these they thing things this those though
+through to told too um uma umas un una unas under unos uns until up upon us ve very want was wasn we
+were weren what when where which while who whom whose why will with won would wouldn y yes yet you
+your yours yourself yourselves é
 """.split()
 )
 
@@ -75,10 +75,11 @@ o os as um uma uns umas do da dos das e em no na nos nas por para com sem é sã
 ZH_FUNCTION_WORDS = tuple(
     sorted(
         """
-为什么 为何 什么 怎么 怎样 怎么样 如何 哪里 哪儿 哪个 哪些 多少 是不是 有没有 能不能 要不要 会不会
-我们 你们 他们 她们 它们 咱们 自己 这个 那个 这些 那些 这里 那里 这样 那样 一下 一些 一个 还是 或者
-已经 现在 时候 因为 所以 但是 而且 然后 如果 虽然 可以 应该 需要 知道 告诉 记得 请问 关于
-的 了 吗 呢 吧 啊 呀 么 嘛 是 在 和 与 跟 就 都 也 还 又 要 会 能 没 不 把 被 给 让 对 从 到 向 我 你 他 她 它 请 有 得 地 着 过
+为什么 怎么样 是不是 有没有 能不能 要不要 会不会 为何 什么 怎么 怎样 如何 哪里 哪儿 哪个 哪些 多少 我们
+你们 他们 她们 它们 咱们 自己 这个 那个 这些 那些 这里 那里 这样 那样 一下 一些 一个 还是 或者 已经
+现在 时候 因为 所以 但是 而且 然后 如果 虽然 可以 应该 需要 知道 告诉 记得 请问 关于 的 了 吗 呢 吧
+啊 呀 么 嘛 是 在 和 与 跟 就 都 也 还 又 要 会 能 没 不 把 被 给 让 对 从 到 向 我 你 他
+她 它 请 有 得 地 着 过
 """.split(),
         key=len,
         reverse=True,
@@ -149,3 +150,53 @@ def extract_keywords(query: str, *, limit: int = 6) -> list[str]:
                 continue
             out.setdefault(part, None)
     return [t for t in out if t != text.strip()][:limit]
+
+
+def query_concepts(query: str) -> list[str]:
+    """The query's content words and CJK phrases (stop words and function words removed).
+
+    Used to measure how much of a question a chunk covers; CJK runs give their pieces between
+    function words, not every n-gram.
+    """
+    out: dict[str, None] = {}
+    text = nfc(query).lower()
+    for segment in _SPLIT.split(text):
+        for part in _MIXED.findall(segment):
+            if has_cjk(part):
+                for particle in JA_PARTICLES:
+                    part = part.replace(particle, " ")
+                for run in part.split():
+                    for piece in _cjk_pieces(run) or [run]:
+                        if len(piece) >= 2 or len(run) == 1:
+                            out.setdefault(piece, None)
+            elif part not in STOP_WORDS and not part.isdigit() and not (part.isascii() and len(part) < 2):
+                out.setdefault(part, None)
+    if not out:
+        out = dict.fromkeys(t.lower() for t in query_tokens(query))
+    return list(out)
+
+
+def _longest_shared_run(piece: str, text: str) -> int:
+    """Length of the longest substring of ``piece`` that occurs in ``text``."""
+    best = 0
+    for i in range(len(piece)):
+        for j in range(len(piece), i + best, -1):
+            if piece[i:j] in text:
+                best = j - i
+                break
+    return best
+
+
+def concept_coverage(concepts: list[str], text: str) -> float:
+    """Share of the query's concepts a text contains (CJK phrases get partial credit)."""
+    if not concepts:
+        return 0.0
+    low = nfc(text).lower()
+    credit = 0.0
+    for concept in concepts:
+        if concept in low:
+            credit += 1.0
+        elif has_cjk(concept) and len(concept) > 2:
+            run = _longest_shared_run(concept, low)
+            credit += run / len(concept) if run >= 2 else 0.0
+    return credit / len(concepts)

@@ -52,7 +52,9 @@ def vector_leg(
     return _scan(conn, query_vec, model, sources, limit)
 
 
-def _scan(conn: apsw.Connection, query_vec: np.ndarray, model: str, sources: Sequence[str], limit: int) -> list[VectorHit]:
+def _scan(
+    conn: apsw.Connection, query_vec: np.ndarray, model: str, sources: Sequence[str], limit: int
+) -> list[VectorHit]:
     """Cosine over every stored vector, 256 rows per batch, keeping the best ``limit``."""
     qv = np.asarray(query_vec, dtype=np.float32)
     qv = qv / (np.linalg.norm(qv) or 1.0)

@@ -155,7 +155,9 @@ CREATE TABLE IF NOT EXISTS memory_session_tombstones (
     created_at INTEGER NOT NULL
 ) STRICT;
 
--- The short-term recall store (spec §5), in SQLite like newer OpenClaw builds.
+-- The short-term recall store (spec §5), in SQLite like newer OpenClaw builds. query_hashes holds
+-- every query (interactive and synthetic ingestion keys); user_query_hashes only interactive ones,
+-- which alone count toward minUniqueQueries. The light/REM columns are the phase signals.
 CREATE TABLE IF NOT EXISTS memory_short_term_recall (
     entry_key TEXT PRIMARY KEY,
     path TEXT NOT NULL,
@@ -169,17 +171,27 @@ CREATE TABLE IF NOT EXISTS memory_short_term_recall (
     total_score REAL NOT NULL DEFAULT 0,
     max_score REAL NOT NULL DEFAULT 0,
     query_hashes TEXT NOT NULL DEFAULT '[]',
+    user_query_hashes TEXT NOT NULL DEFAULT '[]',
     recall_days TEXT NOT NULL DEFAULT '[]',
     concept_tags TEXT NOT NULL DEFAULT '[]',
-    origin_class TEXT NOT NULL DEFAULT 'agent',
-    session_kind TEXT NOT NULL DEFAULT 'unknown',
+    origin_class TEXT NOT NULL DEFAULT 'agent'
+        CHECK (origin_class IN ('owner', 'agent', 'untrusted', 'system')),
+    session_kind TEXT NOT NULL DEFAULT 'unknown'
+        CHECK (session_kind IN ('interactive', 'cron', 'heartbeat', 'subagent', 'unknown')),
+    project_key TEXT,
     first_recalled_at INTEGER,
     last_recalled_at INTEGER,
     last_query_day TEXT,
     promoted_at INTEGER,
+    light_hits INTEGER NOT NULL DEFAULT 0,
+    rem_hits INTEGER NOT NULL DEFAULT 0,
+    last_light_at INTEGER,
+    last_rem_at INTEGER,
+    last_rem_considered_at INTEGER,
     updated_at INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS memory_short_term_recall_path ON memory_short_term_recall (path);
+CREATE INDEX IF NOT EXISTS memory_short_term_recall_claim ON memory_short_term_recall (claim_hash);
 -- One row per (entry, query hash, day): the same query on the same day counts once.
 CREATE TABLE IF NOT EXISTS memory_short_term_recall_events (
     entry_key TEXT NOT NULL REFERENCES memory_short_term_recall (entry_key) ON DELETE CASCADE,

@@ -67,9 +67,10 @@ class PathRow:
 
 def all_indexed_paths(conn: apsw.Connection, sources: Sequence[str]) -> list[tuple[str, str]]:
     src, params = _source_clause(sources)
-    return [(r[0], r[1]) for r in conn.execute(
-        f"SELECT path, source FROM memory_index_sources WHERE 1 = 1{src} ORDER BY path", params
-    )]
+    return [
+        (r[0], r[1])
+        for r in conn.execute(f"SELECT path, source FROM memory_index_sources WHERE 1 = 1{src} ORDER BY path", params)
+    ]
 
 
 def path_match(conn: apsw.Connection, match: str, sources: Sequence[str], limit: int) -> list[PathRow]:
@@ -82,11 +83,16 @@ def path_match(conn: apsw.Connection, match: str, sources: Sequence[str], limit:
 
 
 def first_chunk(conn: apsw.Connection, path: str, source: str) -> BodyRow | None:
-    row = next(iter(conn.execute(
-        "SELECT id, path, source, start_line, end_line, text FROM memory_index_chunks "
-        "WHERE path = ? AND source = ? ORDER BY start_line, end_line, id LIMIT 1",
-        (path, source),
-    )), None)
+    row = next(
+        iter(
+            conn.execute(
+                "SELECT id, path, source, start_line, end_line, text FROM memory_index_chunks "
+                "WHERE path = ? AND source = ? ORDER BY start_line, end_line, id LIMIT 1",
+                (path, source),
+            )
+        ),
+        None,
+    )
     return BodyRow(*row, None) if row else None
 
 
@@ -123,11 +129,14 @@ def embedding_pages(
 ) -> list[tuple[int, str, bytes]]:
     """(rowid, id, blob) pages for the built-in cosine scan when sqlite-vec is unavailable."""
     src, params = _source_clause(sources)
-    return [(r[0], r[1], bytes(r[2])) for r in conn.execute(
-        "SELECT rowid, id, embedding FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? "
-        f"AND rowid > ?{src} ORDER BY rowid LIMIT ?",
-        [model, after_rowid, *params, size],
-    )]
+    return [
+        (r[0], r[1], bytes(r[2]))
+        for r in conn.execute(
+            "SELECT rowid, id, embedding FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? "
+            f"AND rowid > ?{src} ORDER BY rowid LIMIT ?",
+            [model, after_rowid, *params, size],
+        )
+    ]
 
 
 def embeddings_for(conn: apsw.Connection, ids: Sequence[str], model: str) -> dict[str, bytes]:
@@ -144,12 +153,16 @@ def embeddings_for(conn: apsw.Connection, ids: Sequence[str], model: str) -> dic
     return out
 
 
-def background_sample(conn: apsw.Connection, model: str, size: int) -> list[bytes]:
-    """A deterministic spread of stored vectors (ids are hashes, so id order is well mixed)."""
-    return [bytes(r[0]) for r in conn.execute(
-        "SELECT embedding FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? ORDER BY id LIMIT ?",
-        (model, size),
-    )]
+def background_sample(conn: apsw.Connection, model: str, size: int) -> list[tuple[bytes, str]]:
+    """A deterministic spread of stored (vector, text) pairs; ids are hashes, so id order is mixed."""
+    return [
+        (bytes(r[0]), r[1])
+        for r in conn.execute(
+            "SELECT embedding, text FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? "
+            "ORDER BY id LIMIT ?",
+            (model, size),
+        )
+    ]
 
 
 @dataclass(frozen=True)

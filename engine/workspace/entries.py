@@ -77,7 +77,9 @@ def parse_entries(rel: str, text: str, *, curated_root: bool) -> list[Entry]:
         if tok.type == "heading_open" and tok.markup in ("-", "=") and end - begin > 2:
             # A multi-line "setext heading" is usually prose followed by a stray ``---``
             # (a leading rule that is not front matter): keep it as content, not a title.
-            entries.append(_entry(rel, lines, begin, end - 1, "paragraph", section, markers, curated_root, project_eligible))
+            entries.append(
+                _entry(rel, lines, begin, end - 1, "paragraph", section, markers, curated_root, project_eligible)
+            )
             markers = []
         elif tok.type == "heading_open":
             inline = tokens[i + 1] if i + 1 < len(tokens) else None

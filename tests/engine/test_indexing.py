@@ -68,7 +68,10 @@ def test_bad_files_are_skipped_and_reported(fts_engine: MemoryEngine, workspace:
 def test_chinese_and_english_are_found_by_fts(fts_engine: MemoryEngine) -> None:
     fts_engine.sync()
     assert fts_engine.search("湖景房", record=False).results[0].path in ("MEMORY.md", "memory/2026-11-01.md")
-    assert any(h.path == "memory/2026-06-12.md" for h in fts_engine.search("PostgreSQL MongoDB", min_score=0.0, record=False).results)
+    assert any(
+        h.path == "memory/2026-06-12.md"
+        for h in fts_engine.search("PostgreSQL MongoDB", min_score=0.0, record=False).results
+    )
 
 
 def test_identity_mismatch_is_detected(home: Path, workspace: Path) -> None:
@@ -105,7 +108,9 @@ def test_cancelled_rebuild_leaves_the_old_index_intact(fts_engine: MemoryEngine,
     assert not list(fts_engine.settings.db_path.parent.glob("*.memory-reindex-*"))
 
 
-def test_rebuild_that_crashes_half_way_leaves_the_old_index(fts_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rebuild_that_crashes_half_way_leaves_the_old_index(
+    fts_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fts_engine.sync()
     conn = fts_engine.store.conn()
     before = sorted(r[0] for r in conn.execute("SELECT id FROM memory_index_chunks"))

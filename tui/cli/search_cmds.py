@@ -138,11 +138,21 @@ def explain_lines(hit: SearchHit) -> list[str]:
         ("decay", f"× {_f(b.decay)}  (age {age})"),
         ("importance", f"× {_f(b.importance_factor, 2)}  (importance {b.importance or '—'})"),
         ("project", f"× {_f(b.project_factor, 2)}"),
-        ("score", f"= {_f(b.pre_threshold)}  → shown {_f(hit.score)}" + ("" if b.path_tier == 0 else f"  (path tier: {tier})")),
-        ("rank", f"MMR #{b.mmr_rank or '—'} · {'passed' if b.passed_threshold else 'below'} threshold"
-         + (f" · {hit.note}" if hit.note else "")),
-        ("origin", f"{hit.provenance.origin_class} · found by {', '.join(hit.legs) or '—'}"
-         + (" · SUPERSEDED" if hit.status == "superseded" else "")),
+        (
+            "score",
+            f"= {_f(b.pre_threshold)}  → shown {_f(hit.score)}"
+            + ("" if b.path_tier == 0 else f"  (path tier: {tier})"),
+        ),
+        (
+            "rank",
+            f"MMR #{b.mmr_rank or '—'} · {'passed' if b.passed_threshold else 'below'} threshold"
+            + (f" · {hit.note}" if hit.note else ""),
+        ),
+        (
+            "origin",
+            f"{hit.provenance.origin_class} · found by {', '.join(hit.legs) or '—'}"
+            + (" · SUPERSEDED" if hit.status == "superseded" else ""),
+        ),
     ]
     return [f"    {label:<11}{value}" for label, value in rows]
 
@@ -180,7 +190,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print_hit(hit, args.explain)
     if args.explain or args.near_misses:
         if response.near_misses:
-            print(f"— near-misses (below {engine.settings.search.min_score if args.min_score is None else args.min_score}) —")
+            threshold = engine.settings.search.min_score if args.min_score is None else args.min_score
+            print(f"— near-misses (below {threshold}) —")
             for hit in response.near_misses:
                 print_hit(hit, args.explain)
         if args.explain:
@@ -201,10 +212,15 @@ def cmd_get(args: argparse.Namespace) -> int:
         common.fail(f"{result.path}: no such memory file")
         return 1
     if args.json:
-        common.print_json({
-            "path": result.path, "from": result.from_line, "lines": result.lines,
-            "text": result.text, "next_from": result.next_from,
-        })
+        common.print_json(
+            {
+                "path": result.path,
+                "from": result.from_line,
+                "lines": result.lines,
+                "text": result.text,
+                "next_from": result.next_from,
+            }
+        )
         return 0
     sys.stdout.write(result.text + ("\n" if result.text else ""))
     if result.next_from:

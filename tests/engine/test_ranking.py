@@ -1,0 +1,98 @@
+"""Each scoring formula on constructed cases (spec §4 steps 6–9)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+import pytest
+
+from engine.search.keyword import bm25_to_score, exact_tier
+from engine.search.ranking import (
+    decay_factor,
+    diary_age_days,
+    importance_factor,
+    jaccard,
+    mmr_order,
+    project_factor,
+    snippet_tokens,
+)
+
+NOW = datetime(2026, 11, 5, 0, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("age", "expected"), [(0, 1.0), (30, 0.5), (60, 0.25)])
+def test_decay_halves_every_30_days(age: float, expected: float) -> None:
+    assert decay_factor(age, 30.0) == pytest.approx(expected)
+
+
+def test_decay_applies_only_to_exact_dated_diaries_and_clamps_future_dates() -> None:
+    assert diary_age_days("memory/2026-10-06.md", NOW) == pytest.approx(30.0)
+    assert diary_age_days("memory/2026-12-01.md", NOW) == 0.0  # written "later": never negative
+    for evergreen in (
+        "MEMORY.md",
+        "USER.md",
+        "memory/2026-10-06-call.md",
+        "memory/warm/2026-10-06.md",
+        "memory/projects/billing.md",
+        "memory/2026-02-30.md",
+    ):
+        assert diary_age_days(evergreen, NOW) is None
+    assert decay_factor(None, 30.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("importance", "factor"), [(1, 0.80), (5, 1.00), (10, 1.25), (None, 1.0), (0, 0.80), (99, 1.25), (7.9, 1.10)]
+)
+def test_importance_factor(importance: float | None, factor: float) -> None:
+    assert importance_factor(importance) == pytest.approx(factor)
+
+
+def test_project_factor() -> None:
+    assert project_factor(("a/x", "b/y"), ("a/x", "b/y", "c")) == pytest.approx(1.15)
+    assert project_factor(("a/x", "b/y"), ("a/x",)) == pytest.approx(0.9)
+    assert project_factor((), ("a/x",)) == 1.0  # untagged is neutral
+    assert project_factor(("a/x",), ()) == 1.0  # no active projects: neutral
+
+
+def test_bm25_rank_to_score() -> None:
+    assert bm25_to_score(-3.0) == pytest.approx(0.75)
+    assert bm25_to_score(1.0) == pytest.approx(0.5)
+    assert bm25_to_score(math.inf) == pytest.approx(0.001)
+
+
+@pytest.mark.parametrize(
+    ("query", "path", "tier"),
+    [
+        ("memory/2026-11-01.md", "memory/2026-11-01.md", 3),
+        ("./Memory/2026-11-01.md", "memory/2026-11-01.md", 3),
+        ("2026-11-01.md", "memory/2026-11-01.md", 2),
+        ("2026-11-01", "memory/2026-11-01.md", 1),
+        ("billing", "memory/projects/billing.md", 1),
+        ("projects/billing", "memory/projects/billing.md", 0),
+        ("bill", "memory/projects/billing.md", 0),
+    ],
+)
+def test_exact_path_tiers(query: str, path: str, tier: int) -> None:
+    assert exact_tier(query, path) == tier
+
+
+def test_mmr_reorders_near_duplicates_without_changing_scores() -> None:
+    items = [
+        ("a", 0.90, "hotel by the lake budget"),
+        ("b", 0.89, "hotel by the lake budget too"),
+        ("c", 0.85, "return train ticket friday"),
+        ("d", 0.50, "deploys on tuesday"),
+    ]
+    # normalised relevance a 1.0, b 0.975, c 0.875, d 0: b is 5/6 similar to a, c is new
+    ordered = mmr_order(items, relevance=lambda x: x[1], tokens=lambda x: snippet_tokens(x[2]), lam=0.7)
+    assert [x[0] for x in ordered] == ["a", "c", "b", "d"]
+    assert sorted(x[1] for x in ordered) == [0.50, 0.85, 0.89, 0.90]  # scores untouched
+    plain = mmr_order(items, relevance=lambda x: x[1], tokens=lambda x: snippet_tokens(x[2]), lam=1.0)
+    assert [x[0] for x in plain] == ["a", "b", "c", "d"]
+
+
+def test_snippet_tokens_handle_cjk_with_bigrams() -> None:
+    toks = snippet_tokens("返程车票 ticket")
+    assert {"返程", "程车", "车票", "ticket"} <= toks
+    assert jaccard(frozenset({"a", "b"}), frozenset({"b", "c"})) == pytest.approx(1 / 3)
