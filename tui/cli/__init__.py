@@ -14,7 +14,7 @@ from tui.cli import common
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tui.cli import dream_cmds, index_cmds, intent_cmds, search_cmds, session_cmds
+    from tui.cli import context_cmds, dream_cmds, index_cmds, intent_cmds, search_cmds, session_cmds
 
     parser = argparse.ArgumentParser(
         prog="clawmem",
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the demo workspace (to DIR, or a fresh temp dir) and open it",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (index_cmds, search_cmds, dream_cmds, intent_cmds, session_cmds):
+    for module in (index_cmds, search_cmds, context_cmds, dream_cmds, intent_cmds, session_cmds):
         module.register(sub)
     return parser
 
