@@ -1,9 +1,523 @@
-"""Placeholder registration; filled in by its feature."""
+"""``intent create|list|show|cancel|match`` (standing intents) and ``job add|list|cancel|run-due`` (timed jobs)."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import fields, is_dataclass
+from datetime import date, datetime, tzinfo
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from engine.automation import JOB_STATUSES, Job, JobRun
+from engine.cron import CronError, parse_cron
+from engine.intents import MAX_COOLDOWN_HOURS, STATUSES, IntentVerdict, MatchReport, StandingIntent
+from tui.cli import common
+
+# --------------------------------------------------------------------------- argparse types
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def _hours(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of hours: {text!r}") from None
+    if not math.isfinite(value) or not 0 <= value <= MAX_COOLDOWN_HOURS:
+        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_COOLDOWN_HOURS} hours")
+    return value
+
+
+def _iso_date(text: str) -> str:
+    raw = text.strip()
+    try:
+        if len(raw) == 10:
+            date.fromisoformat(raw)
+        else:
+            datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO date: {text!r} (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
+    return raw
+
+
+def _iso_datetime(text: str) -> str:
+    raw = text.strip()
+    try:
+        datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO date-time: {text!r} (use YYYY-MM-DDTHH:MM)") from None
+    if len(raw) <= 10:
+        raise argparse.ArgumentTypeError(f"{text!r} has no time of day (use YYYY-MM-DDTHH:MM)")
+    return raw
+
+
+def _zone(text: str) -> str:
+    try:
+        ZoneInfo(text.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"unknown time zone {text!r} (use an IANA name such as Europe/Berlin)"
+        ) from None
+    return text.strip()
+
+
+def _cron(text: str) -> str:
+    try:
+        return parse_cron(text).expression
+    except CronError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def _group(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+    group = sub.add_parser(name, parents=[common.global_parent()], help=help_text, description=help_text)
+
+    def show_help(_args: argparse.Namespace) -> int:
+        group.print_help()
+        return 2
+
+    group.set_defaults(handler=show_help)
+    return group.add_subparsers(dest=f"{name}_action", metavar="ACTION")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    return None
+    parent = common.global_parent()
+    isub = _group(sub, "intent", "standing intents: reminders that fire when a message mentions something")
+
+    p = isub.add_parser("create", parents=[parent], help="arm a new standing intent")
+    p.add_argument("--description", required=True, metavar="TEXT", help="what to remind of (≤ 500 chars)")
+    p.add_argument("--keywords", required=True, metavar="LIST", help='trigger keywords, e.g. "杭州; hangzhou" (1-24)')
+    p.add_argument("--channel", metavar="C", help="the channel the request came from (required)")
+    p.add_argument("--sender", metavar="S", help="the sender who asked (required)")
+    p.add_argument("--expires", type=_iso_date, metavar="DATE", help="expiry date (default 90 days from now)")
+    p.add_argument("--max-fires", type=_positive_int, metavar="N", help="how often it may fire (default 3)")
+    p.add_argument("--cooldown", type=_hours, metavar="HOURS", help="quiet time after a fire (default 24)")
+    p.add_argument("--anywhere", action="store_true", help="fire on any channel, not only --channel")
+    p.add_argument("--anyone", action="store_true", help="fire for any sender, not only --sender")
+    p.add_argument("--session", metavar="ID", help="the session the request came from")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_intent_create)
+
+    p = isub.add_parser("list", parents=[parent], help="list standing intents (after expiring and re-arming)")
+    p.add_argument("--status", choices=STATUSES, help="only intents in this state")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_intent_list)
+
+    p = isub.add_parser("show", parents=[parent], help="one intent and its fire history")
+    p.add_argument("id", help="the intent's id or a unique prefix (≥ 6 characters)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_intent_show)
+
+    p = isub.add_parser("cancel", parents=[parent], help="cancel an armed or fired intent (its history is kept)")
+    p.add_argument("id", help="the intent's id or a unique prefix (≥ 6 characters)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_intent_cancel)
+
+    p = isub.add_parser("match", parents=[parent], help="what would fire for a message, and why the others would not")
+    p.add_argument("message", nargs="+", help="the message text")
+    p.add_argument("--channel", metavar="C", help="the channel the message arrives on")
+    p.add_argument("--sender", metavar="S", help="who sends it")
+    p.add_argument("--apply", action="store_true", help="fire for real (count the fires); default is a dry run")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_intent_match)
+
+    jsub = _group(sub, "job", "timed jobs: reminders at a fixed time or on a cron schedule")
+
+    p = jsub.add_parser("add", parents=[parent], help="add a one-shot (--at) or repeating (--cron) job")
+    p.add_argument("--description", required=True, metavar="TEXT", help="what to remind of")
+    when = p.add_mutually_exclusive_group(required=True)
+    when.add_argument("--at", type=_iso_datetime, metavar="TIME", help="run once, e.g. 2026-11-06T09:00")
+    when.add_argument("--cron", type=_cron, metavar="EXPR", help='repeat, e.g. "0 9 * * 1-5"')
+    p.add_argument("--tz", type=_zone, metavar="ZONE", help="IANA time zone (default: the configured or local one)")
+    p.add_argument("--channel", metavar="C", help="where to deliver the reminder")
+    p.add_argument("--sender", metavar="S", help="whom to remind")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_job_add)
+
+    p = jsub.add_parser("list", parents=[parent], help="list jobs with their next run and history")
+    p.add_argument("--status", choices=JOB_STATUSES, help="only jobs in this state")
+    p.add_argument("--history", action="store_true", help="also print each job's recent runs")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_job_list)
+
+    p = jsub.add_parser("cancel", parents=[parent], help="cancel an active job (its history is kept)")
+    p.add_argument("id", help="the job's id or a unique prefix (≥ 6 characters)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_job_cancel)
+
+    p = jsub.add_parser("run-due", parents=[parent], help="run every due job once and record it")
+    p.add_argument("--dry-run", action="store_true", help="only show what is due")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_job_run_due)
+
+
+# --------------------------------------------------------------------------- output helpers
+
+
+def plain(value: Any) -> Any:
+    """Dataclasses, datetimes and tuples as JSON-ready values."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return value
+
+
+def _cell_width(text: str) -> int:
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    if _cell_width(text) <= width:
+        return text
+    out = ""
+    for ch in text:
+        if _cell_width(out + ch) > width - 1:
+            break
+        out += ch
+    return out + "…"
+
+
+def table(headers: Sequence[str], body: Sequence[Sequence[str]], limits: Sequence[int | None] = ()) -> list[str]:
+    """Aligned columns (CJK counts two cells); the last column is never padded."""
+    limits = list(limits) + [None] * (len(headers) - len(limits))
+    cells = [[_clip(c, lim) if lim else c for c, lim in zip(row, limits, strict=False)] for row in body]
+    widths = [max([_cell_width(h)] + [_cell_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    lines = []
+    for row in [list(headers), *cells]:
+        parts = [c + " " * (widths[i] - _cell_width(c)) if i < len(row) - 1 else c for i, c in enumerate(row)]
+        lines.append("  ".join(parts).rstrip())
+    return lines
+
+
+def _when(value: datetime | None, tz: tzinfo) -> str:
+    return "—" if value is None else value.astimezone(tz).strftime("%Y-%m-%d %H:%M")
+
+
+def _scope(intent: StandingIntent) -> str:
+    chan = intent.channel_scope or "any channel"
+    who = intent.sender_scope or "anyone"
+    return f"{chan} / {who}"
+
+
+def _hours_text(seconds: int) -> str:
+    hours = seconds / 3600
+    return f"{hours:g} h"
+
+
+def intent_row(intent: StandingIntent, tz: tzinfo) -> list[str]:
+    return [
+        intent.short_id,
+        intent.status,
+        f"{intent.fire_count}/{intent.max_fires}",
+        "; ".join(intent.keywords),
+        _scope(intent),
+        _when(intent.cooldown_until, tz),
+        _when(intent.expires_at, tz),
+        intent.description,
+    ]
+
+
+INTENT_HEADERS = ("ID", "STATE", "FIRES", "KEYWORDS", "SCOPE", "COOLDOWN UNTIL", "EXPIRES", "DESCRIPTION")
+
+
+def _zone_label(tz: tzinfo) -> str:
+    return str(getattr(tz, "key", None) or datetime.now(tz).tzname() or "local")
+
+
+# --------------------------------------------------------------------------- intent commands
+
+
+def cmd_intent_create(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    intent = engine.intents.create(
+        args.description,
+        args.keywords,
+        channel=args.channel,
+        sender=args.sender,
+        expires=args.expires,
+        max_fires=args.max_fires,
+        cooldown_hours=args.cooldown,
+        any_channel=args.anywhere,
+        any_sender=args.anyone,
+        source_session_id=args.session,
+    )
+    if args.json:
+        common.print_json(plain(intent))
+        return 0
+    tz = engine.clock.tz
+    print(f"created intent {intent.short_id} ({intent.status})")
+    for label, value in (
+        ("keywords", "; ".join(intent.keywords)),
+        ("scope", _scope(intent)),
+        ("fires", f"{intent.fire_count}/{intent.max_fires} · cooldown {_hours_text(intent.cooldown_seconds)}"),
+        ("expires", f"{_when(intent.expires_at, tz)} ({_zone_label(tz)})"),
+        ("id", intent.id),
+    ):
+        print(f"  {label:<10}{value}")
+    return 0
+
+
+def cmd_intent_list(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    intents = engine.intents.list(args.status)
+    if args.json:
+        common.print_json({"intents": plain(intents)})
+        return 0
+    if not intents:
+        print("No standing intents." if args.status is None else f"No {args.status} standing intents.")
+        return 0
+    tz = engine.clock.tz
+    for line in table(INTENT_HEADERS, [intent_row(i, tz) for i in intents], (None, None, None, 40, 30)):
+        print(line)
+    print(f"(times in {_zone_label(tz)})")
+    return 0
+
+
+def cmd_intent_show(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    intent = engine.intents.get(args.id)
+    history = engine.intents.fires(intent.id)
+    if args.json:
+        common.print_json({"intent": plain(intent), "fires": plain(history)})
+        return 0
+    tz = engine.clock.tz
+    for label, value in (
+        ("id", intent.id),
+        ("state", intent.status),
+        ("description", intent.description),
+        ("keywords", "; ".join(intent.keywords)),
+        ("scope", _scope(intent)),
+        ("creator", intent.creator_sender or "unknown"),
+        ("fires", f"{intent.fire_count}/{intent.max_fires} ({intent.fires_left} left)"),
+        (
+            "cooldown",
+            _hours_text(intent.cooldown_seconds)
+            + (f", until {_when(intent.cooldown_until, tz)}" if intent.cooldown_until else ""),
+        ),
+        ("expires", _when(intent.expires_at, tz)),
+        ("created", _when(intent.created_at, tz)),
+    ):
+        print(f"{label + ':':<13}{value}")
+    if history:
+        print()
+        for line in table(
+            ("FIRED", "CHANNEL", "SENDER", "MESSAGE"),
+            [[_when(f.fired_at, tz), f.channel or "—", f.sender or "—", f.prompt_excerpt] for f in history],
+        ):
+            print(line)
+    else:
+        print("never fired")
+    return 0
+
+
+def cmd_intent_cancel(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    intent = engine.intents.cancel(args.id)
+    if args.json:
+        common.print_json(plain(intent))
+        return 0
+    print(
+        f"cancelled intent {intent.short_id} ({intent.fire_count}/{intent.max_fires} fires used); "
+        "the row and its fire history are kept"
+    )
+    return 0
+
+
+def verdict_json(v: IntentVerdict) -> dict[str, Any]:
+    return {
+        "id": v.intent.id,
+        "description": v.intent.description,
+        "status": v.intent.status,
+        "outcome": v.outcome,
+        "fires": v.fires,
+        "reason": v.reason,
+        "reasons": list(v.reasons),
+        "matched_keyword": v.matched_keyword,
+        "keywords": [
+            {"keyword": k.keyword, "tokens": list(k.tokens), "missing": list(k.missing), "matched": k.matched}
+            for k in v.keywords
+        ],
+        "intent": plain(v.intent),
+        "after": plain(v.after) if v.after else None,
+    }
+
+
+def match_json(r: MatchReport) -> dict[str, Any]:
+    return {
+        "prompt": r.prompt,
+        "channel": r.channel,
+        "sender": r.sender,
+        "at": r.at.isoformat(),
+        "applied": r.applied,
+        "tokens": list(r.tokens),
+        "fired": [v.intent.id for v in r.verdicts if v.fires],
+        "verdicts": [verdict_json(v) for v in r.verdicts],
+        "injected": r.block,
+        "injected_chars": r.block_chars,
+        "limits": {"max_intents": r.max_injected, "max_chars": r.max_injected_chars},
+        "scanned_candidates": r.scanned,
+        "swept": plain(r.swept),
+    }
+
+
+def cmd_intent_match(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    report = engine.intents.match(" ".join(args.message), channel=args.channel, sender=args.sender, apply=args.apply)
+    if args.json:
+        common.print_json(match_json(report))
+        return 0
+    if not report.verdicts:
+        print("No standing intents.")
+        return 0
+    body = []
+    for v in report.verdicts:
+        if v.fires:
+            assert v.after is not None
+            why = f'keyword "{v.matched_keyword}" → {v.after.status} {v.after.fire_count}/{v.after.max_fires}'
+            body.append(["FIRE", v.intent.short_id, v.intent.description, why])
+        else:
+            more = f" (+{len(v.reasons) - 1} more)" if len(v.reasons) > 1 else ""
+            body.append(["-", v.intent.short_id, v.intent.description, v.reason + more])
+    for line in table(("", "ID", "DESCRIPTION", "WHY"), body, (None, None, 32)):
+        print(line)
+    print()
+    if report.block:
+        print(f"Injected ({report.block_chars}/{report.max_injected_chars} chars):")
+        print(report.block)
+    else:
+        print("Nothing to inject.")
+    if not report.applied:
+        print("(dry run: nothing was changed; add --apply to fire)")
+    return 0
+
+
+# --------------------------------------------------------------------------- job commands
+
+
+def _job_when(value: datetime | None) -> str:
+    return "—" if value is None else value.strftime("%Y-%m-%d %H:%M %Z")
+
+
+def job_json(job: Job) -> dict[str, Any]:
+    out = plain(job)
+    out["schedule"] = job.schedule
+    return dict(out)
+
+
+def _run_line(run: JobRun) -> str:
+    extra = f", caught up: {run.skipped} missed run{'s' if run.skipped != 1 else ''} skipped" if run.skipped else ""
+    return f"ran {_job_when(run.ran_at)} for {_job_when(run.scheduled_for)}{extra}"
+
+
+def cmd_job_add(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    job = engine.jobs.add(
+        args.description, at=args.at, cron=args.cron, tz=args.tz, channel=args.channel, sender=args.sender
+    )
+    if args.json:
+        common.print_json(job_json(job))
+        return 0
+    print(f"added job {job.short_id}: {job.schedule}")
+    print(f"  next run  {_job_when(job.next_run_at)}")
+    print(f"  id        {job.id}")
+    return 0
+
+
+def cmd_job_list(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    jobs = engine.jobs.list(args.status)
+    if args.json:
+        common.print_json({"jobs": [job_json(j) for j in jobs]})
+        return 0
+    if not jobs:
+        print("No jobs." if args.status is None else f"No {args.status} jobs.")
+        return 0
+    body = [
+        [
+            j.short_id,
+            j.status,
+            j.schedule,
+            _job_when(j.next_run_at),
+            _job_when(j.last_run_at),
+            str(j.run_count),
+            j.description,
+        ]
+        for j in jobs
+    ]
+    for line in table(("ID", "STATUS", "SCHEDULE", "NEXT RUN", "LAST RUN", "RUNS", "DESCRIPTION"), body):
+        print(line)
+    if args.history:
+        for j in jobs:
+            if j.runs:
+                print(f"\n{j.short_id} {j.description}")
+                for run in j.runs:
+                    print(f"  {_run_line(run)}")
+    return 0
+
+
+def cmd_job_cancel(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    job = engine.jobs.cancel(args.id)
+    if args.json:
+        common.print_json(job_json(job))
+        return 0
+    print(f"cancelled job {job.short_id} ({job.run_count} runs recorded; the history is kept)")
+    return 0
+
+
+def cmd_job_run_due(args: argparse.Namespace) -> int:
+    engine = common.engine_from(args)
+    if args.dry_run:
+        due = engine.jobs.due()
+        if args.json:
+            common.print_json(
+                {
+                    "due": [
+                        {"job": job_json(d.job), "scheduled_for": d.scheduled_for.isoformat(), "skipped": d.skipped}
+                        for d in due
+                    ]
+                }
+            )
+            return 0
+        if not due:
+            print("Nothing is due.")
+        for d in due:
+            skipped = f" (+{d.skipped} missed)" if d.skipped else ""
+            print(f"DUE  {d.job.short_id}  {_job_when(d.scheduled_for)}{skipped}  {d.job.description}")
+        return 0
+    report = engine.jobs.run_due()
+    if args.json:
+        common.print_json(
+            {
+                "at": report.at.isoformat(),
+                "runs": [{"job": job_json(r.job), "run": plain(r.run)} for r in report.results],
+            }
+        )
+        return 0
+    if not report.results:
+        print("Nothing is due.")
+    for r in report.results:
+        to = " / ".join(x for x in (r.job.channel, r.job.sender) if x)
+        target = f" → {to}" if to else ""
+        print(f"RUN  {r.job.short_id}  {r.job.description}{target}")
+        print(f"     {_run_line(r.run)}; next: {_job_when(r.job.next_run_at) if r.job.next_run_at else r.job.status}")
+    return 0
