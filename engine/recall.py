@@ -86,15 +86,30 @@ def _marker_only(line: str) -> bool:
 
 
 def is_unpromotable(snippet: str) -> bool:
-    """Empty, dreaming output, or only list markers and headings: never a durable memory."""
-    if not normalize_snippet(snippet) or is_contaminated(snippet):
+    """Empty, dreaming output, or a Markdown skeleton (OpenClaw's ``isUnpromotableShortTermSnippet``)."""
+    normalized = normalize_snippet(snippet)
+    if not normalized or is_contaminated(snippet) or _marker_only(normalized):
         return True
-    lines = [ln.strip() for ln in snippet.splitlines() if ln.strip()]
+    return _skeleton(snippet)
+
+
+def _skeleton(raw: str) -> bool:
+    """Only list markers and headings, with at least one placeholder line (``- ``, ``- # x``, ``# x -``)."""
+    lines = [ln.strip() for ln in raw.splitlines() if ln.strip()]
     if not lines:
         return True
-    if all(_marker_only(ln) for ln in lines):
-        return True
-    return all(_marker_only(ln) or _HEADING.match(_MARKER_ONLY.sub("", ln).strip()) for ln in lines)
+    placeholder = False
+    for line in lines:
+        if _marker_only(line):
+            placeholder = True
+            continue
+        bare = _MARKER_ONLY.sub("", line).strip()
+        if _HEADING.match(bare):
+            if bare != line or re.search(r"(?:^|\s)[-*+>]\s*$", line):
+                placeholder = True
+            continue
+        return False
+    return placeholder
 
 
 def concept_tags(snippet: str) -> tuple[str, ...]:

@@ -1,0 +1,32 @@
+"""Who may become a Dreaming candidate (spec §8 and OpenClaw's ``dreaming-consolidation-candidates``).
+
+- Origin ``untrusted`` or ``system`` never promotes, on any path (ranking, light, REM, apply).
+- Consolidation takes only ``owner`` or ``agent`` origins; *session-derived* entries (the session
+  corpus, ``sessions/…``) must also come from an ``interactive`` session. Entries from memory
+  files (diaries) carry session kind ``unknown`` and stay eligible, as in OpenClaw.
+"""
+
+from __future__ import annotations
+
+import re
+
+BLOCKED_ORIGINS = ("untrusted", "system")
+TRUSTED_ORIGINS = ("owner", "agent")
+_SESSION_CORPUS = re.compile(r"(?:^|/)memory/\.dreams/session-corpus/")
+
+
+def is_session_derived(path: str) -> bool:
+    normalized = path.replace("\\", "/")
+    return bool(_SESSION_CORPUS.search(normalized)) or normalized.startswith("sessions/")
+
+
+def origin_blocked(origin_class: str) -> bool:
+    return origin_class in BLOCKED_ORIGINS or origin_class not in (*TRUSTED_ORIGINS, *BLOCKED_ORIGINS)
+
+
+def session_blocked(path: str, session_kind: str) -> bool:
+    return is_session_derived(path) and session_kind != "interactive"
+
+
+def consolidation_eligible(path: str, origin_class: str, session_kind: str) -> bool:
+    return origin_class in TRUSTED_ORIGINS and not session_blocked(path, session_kind)

@@ -1,0 +1,804 @@
+"""``DreamingService`` (``engine.dreaming``): one Dreaming cycle, the review queue, revert, history.
+
+A cycle: daily-note ingestion → Light → REM → Deep (spec §5 order), then the DREAMS.md report.
+Deep ranks, re-checks trust, re-reads each candidate from its live file and plans the MEMORY.md
+change (consolidated rewrite, or the append-only fallback). With ``dreaming.review = "manual"``
+(the default) the plan becomes a *proposal* in the review queue; ``"auto"`` (or ``apply=True``)
+applies it at once. Applying always re-checks gates and trust, re-reads MEMORY.md and refuses
+when its hash changed (the proposal turns ``stale``), keeps the preimage, and replaces the file
+atomically. Nothing runs in the background: a cycle runs when ``run`` (``clawmem dream``), the
+cron-friendly ``run_scheduled`` (``clawmem dream --at HH:MM``) or a TUI worker calls it.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from engine.config import DreamingSettings
+from engine.dreaming import consolidate, lineage, report
+from engine.dreaming.apply import current_sha256, encode_for, read_memory, restore_preimage, write_rewrite
+from engine.dreaming.deep import explain_entry, rank
+from engine.dreaming.eligibility import consolidation_eligible
+from engine.dreaming.ingest import ingest_daily_notes, ingestion_lookback_days
+from engine.dreaming.light import run_light
+from engine.dreaming.models import (
+    ApplyResult,
+    CandidateExplanation,
+    DeepReport,
+    DreamRun,
+    HistoryItem,
+    LightReport,
+    NotPromoted,
+    Operation,
+    Proposal,
+    RemReport,
+    RevertResult,
+    ScheduledRun,
+)
+from engine.dreaming.rehydrate import RehydrationFailure, rehydrate
+from engine.dreaming.rem import run_rem
+from engine.dreaming.review import load, operation_to_json, to_proposal
+from engine.dreaming.times import diary_date, iso_ms
+from engine.errors import ClawmemError, ConflictError
+from engine.index.lock import ReindexLock
+from engine.recall import is_contaminated
+from engine.store import dreaming_rows, recall_rows
+from engine.store.dreaming_rows import PreimageRow, ProposalRow, RejectionRow
+from engine.store.recall_rows import RecallRow
+from engine.workspace.reading import decode_memory_bytes, sha256_bytes
+from engine.workspace.writes import MISSING
+
+if TYPE_CHECKING:
+    import apsw
+
+    from engine.facade import MemoryEngine
+
+PHASES = ("light", "rem", "deep")
+Progress = Callable[[str], None]
+_HELD_BACK_LABELS = {
+    "signals": "with too few signals",
+    "unique-queries": "with too few unique queries",
+    "age": "recalled too long ago",
+    "score": "scoring below the threshold",
+}
+
+
+def parse_at(text: str) -> tuple[int, int]:
+    """``HH:MM`` (24-hour) → (hour, minute); a one-line error otherwise."""
+    parts = text.strip().split(":")
+    if len(parts) != 2 or not all(p.isdigit() for p in parts):
+        raise ClawmemError(f"--at needs a time as HH:MM (24-hour), got {text!r}")
+    hour, minute = int(parts[0]), int(parts[1])
+    if not (0 <= hour <= 23 and 0 <= minute <= 59):
+        raise ClawmemError(f"--at needs a time as HH:MM (24-hour), got {text!r}")
+    return hour, minute
+
+
+class DreamingService:
+    def __init__(self, engine: MemoryEngine) -> None:
+        self.engine = engine
+        self._held = threading.local()
+
+    # ------------------------------------------------------------------------------------- helpers
+
+    @property
+    def config(self) -> DreamingSettings:
+        return self.engine.settings.dreaming
+
+    @property
+    def budget(self) -> int:
+        """MEMORY.md budget: the dreaming limit, lowered by a smaller bootstrap per-file cap."""
+        return min(self.config.memory_file_max_chars, self.engine.settings.bootstrap.max_chars)
+
+    def _conn(self) -> apsw.Connection:
+        return self.engine.store.conn()
+
+    def _now_ms(self) -> int:
+        return int(self.engine.clock.timestamp() * 1000)
+
+    def _locked(self) -> _DreamLock:
+        return _DreamLock(self)
+
+    def _file_origins(self, paths: Iterable[str]) -> dict[str, str]:
+        """File-level origin for promotion: a file with any untrusted chunk is untrusted (flush quarantine)."""
+        conn = self._conn()
+        out: dict[str, str] = {}
+        for path in set(paths):
+            classes = dreaming_rows.file_origin_classes(conn, path)
+            if "untrusted" in classes:
+                out[path] = "untrusted"
+            elif "system" in classes:
+                out[path] = "system"
+        return out
+
+    def _sync_memory(self) -> list[str]:
+        try:
+            self.engine.sync(only={"MEMORY.md"}, embed=False, lock_timeout=5.0)
+        except ClawmemError as exc:
+            return [f"the index was not refreshed for MEMORY.md ({exc}); the next sync will do it"]
+        return []
+
+    # ----------------------------------------------------------------------------------- the cycle
+
+    def run(
+        self,
+        phases: Sequence[str] = PHASES,
+        *,
+        apply: bool | None = None,
+        trigger: str = "manual",
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> DreamRun:
+        """Run one Dreaming cycle now. ``apply=None`` follows ``dreaming.review`` (manual → proposal)."""
+        wanted = tuple(p for p in PHASES if p in set(phases))
+        unknown = set(phases) - set(PHASES)
+        if unknown or not wanted:
+            raise ClawmemError(f"unknown phase {sorted(unknown)[0] if unknown else ''!r} (light, rem, deep or all)")
+        if trigger not in ("manual", "scheduled", "tui"):
+            raise ClawmemError(f"unknown trigger {trigger!r}")
+        self.engine.require_workspace()
+        with self._locked():
+            return self._run(wanted, apply, trigger, progress or (lambda _phase: None), cancel)
+
+    def _run(
+        self,
+        phases: tuple[str, ...],
+        apply: bool | None,
+        trigger: str,
+        progress: Progress,
+        cancel: threading.Event | None,
+    ) -> DreamRun:
+        cfg = self.config
+        conn = self._conn()
+        workspace = self.engine.workspace
+        now = self._now_ms()
+        run_id = uuid.uuid4().hex
+        with self.engine.store.write() as c:
+            dreaming_rows.insert_run(c, run_id, now, phases, trigger)
+        warnings: list[str] = []
+
+        def stopped() -> bool:
+            return cancel is not None and cancel.is_set()
+
+        ingested = 0
+        if ("light" in phases or "rem" in phases) and not stopped():
+            progress("ingest")
+            lookback = ingestion_lookback_days(max(cfg.light_lookback_days, cfg.rem_lookback_days))
+            daily = (
+                [f"memory/{p.name}" for p in (workspace / "memory").glob("*.md")]
+                if (workspace / "memory").is_dir()
+                else []
+            )
+            ingested = ingest_daily_notes(
+                conn,
+                workspace,
+                self.engine.clock,
+                lookback_days=lookback,
+                limit=cfg.light_limit,
+                max_file_bytes=self.engine.settings.index.max_file_bytes,
+                file_origin=self._file_origins(daily),
+            )
+        dreams = report.dreams_path(workspace)
+        dreams_text = report.read_dreams(dreams)
+
+        light: LightReport | None = None
+        if "light" in phases and not stopped():
+            progress("light")
+            light = run_light(
+                recall_rows.all_rows(conn),
+                workspace=workspace,
+                now_ms=now,
+                lookback_days=cfg.light_lookback_days,
+                limit=cfg.light_limit,
+                dedupe_similarity=cfg.light_dedupe,
+                diary_entries=report.recent_diary_entries(dreams_text, 4),
+            )
+            with self.engine.store.write() as c:
+                recall_rows.record_phase_hit(c, [s.key for s in light.staged], "light", now)
+
+        rem: RemReport | None = None
+        if "rem" in phases and not stopped():
+            progress("rem")
+            rem, considered = run_rem(
+                recall_rows.all_rows(conn),
+                workspace=workspace,
+                now_ms=now,
+                lookback_days=cfg.rem_lookback_days,
+                limit=cfg.rem_limit,
+                min_strength=cfg.rem_min_pattern_strength,
+            )
+            with self.engine.store.write() as c:
+                recall_rows.record_rem_considered(c, considered, now)
+                recall_rows.record_phase_hit(c, [t.key for t in rem.truths], "rem", now)
+
+        deep: DeepReport | None = None
+        proposal: Proposal | None = None
+        applied: ApplyResult | None = None
+        held: dict[str, int] = {}
+        if "deep" in phases and not stopped():
+            progress("deep")
+            deep, proposal = self._deep(run_id, now)
+            if proposal is not None and (apply if apply is not None else cfg.review == "auto"):
+                applied = self._apply(load(conn, proposal.id))
+                proposal = applied.proposal
+                warnings.extend(applied.warnings)
+            held = self._held_back()
+            deep = replace(deep, body_lines=tuple(self._deep_body(deep, proposal, applied, held)))
+
+        progress("report")
+        diary = self._diary(light, rem, deep, proposal, applied, held)
+        stamp = diary_date(now, self.engine.clock.tz)
+
+        def update(text: str) -> str:
+            text = report.append_diary_entry(report.ensure_diary_section(text), stamp, diary)
+            for phase, body in (
+                ("light", light.body_lines if light else None),
+                ("rem", rem.body_lines if rem else None),
+                ("deep", deep.body_lines if deep else None),
+            ):
+                if body is not None:
+                    heading, start, end = report.PHASES[phase]
+                    text = report.replace_block(text, heading, start, end, "\n".join(body))
+            return text
+
+        try:
+            report.update_dreams(dreams, update)
+        except ConflictError as exc:
+            warnings.append(f"DREAMS.md was not updated: {exc}")
+        finished = self._now_ms()
+        counts = {
+            "ingested": ingested,
+            "light_staged": len(light.staged) if light else 0,
+            "rem_themes": len(rem.themes) if rem else 0,
+            "deep_candidates": len(deep.candidates) if deep else 0,
+            "operations": len(deep.operations) if deep else 0,
+            "applied": 1 if applied and applied.applied else 0,
+        }
+        with self.engine.store.write() as c:
+            dreaming_rows.finish_run(
+                c,
+                run_id,
+                finished,
+                counts,
+                proposal.id if proposal else None,
+                "\n".join(deep.body_lines) if deep else "",
+            )
+        return DreamRun(
+            id=run_id,
+            started_at=iso_ms(now) or "",
+            finished_at=iso_ms(finished) or "",
+            phases=phases,
+            trigger=trigger,
+            ingested=ingested,
+            light=light,
+            rem=rem,
+            deep=deep,
+            proposal=proposal,
+            applied=applied,
+            diary_entry=diary,
+            dreams_path=dreams.name,
+            warnings=tuple(warnings),
+        )
+
+    def run_scheduled(self, at: str, *, phases: Sequence[str] = PHASES) -> ScheduledRun:
+        """What a cron line calls: run once per day, at or after ``HH:MM`` local time."""
+        hour, minute = parse_at(at)
+        clock = self.engine.clock
+        local = clock.local_now()
+        target = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
+        tz_name = local.tzname() or "local time"
+        if local < target:
+            return ScheduledRun(False, f"not due yet: the cycle runs at {at} and it is {local:%H:%M} {tz_name}", None)
+        last = dreaming_rows.last_finished_run_at(self._conn())
+        target_ms = int(target.timestamp() * 1000)
+        if last is not None and last >= target_ms:
+            when = datetime.fromtimestamp(last / 1000, local.tzinfo)
+            return ScheduledRun(False, f"already ran today at {when:%H:%M} {tz_name} (due at {at})", None)
+        if not self.config.enabled:
+            return ScheduledRun(False, "dreaming is disabled (dreaming.enabled = false in config.toml)", None)
+        return ScheduledRun(True, f"due at {at}; ran one cycle", self.run(phases, trigger="scheduled"))
+
+    # ------------------------------------------------------------------------------------------ deep
+
+    def _rank(self, now: int) -> tuple[list[CandidateExplanation], dict[str, RecallRow]]:
+        conn = self._conn()
+        rows = recall_rows.all_rows(conn)
+        ranked = rank(
+            rows,
+            self.config,
+            now,
+            rejections=dreaming_rows.rejections(conn),
+            file_origins=self._file_origins(r.path for r in rows),
+        )
+        return ranked, {r.entry_key: r for r in rows}
+
+    def _deep(self, run_id: str, now: int) -> tuple[DeepReport, Proposal | None]:
+        cfg = self.config
+        ranked, by_key = self._rank(now)
+        passing = tuple(e for e in ranked if e.status in ("promotable", "beyond-limit"))
+        selected = [e for e in ranked if e.status == "promotable"]
+        not_promoted = [NotPromoted(e.key, "selection limit", e.reason) for e in ranked if e.status == "beyond-limit"]
+        candidates: list[consolidate.Candidate] = []
+        explained: dict[str, CandidateExplanation] = {}
+        for e in selected:
+            row = by_key[e.key]
+            if not consolidation_eligible(e.path, e.origin_class, e.session_kind):
+                not_promoted.append(
+                    NotPromoted(e.key, "consolidation origin/session", "consolidation origin/session filter")
+                )
+                continue
+            found = rehydrate(self.engine.workspace, row.path, row.start_line, row.end_line, row.snippet)
+            if isinstance(found, RehydrationFailure):
+                not_promoted.append(NotPromoted(e.key, found.category, found.reason))
+                continue
+            if is_contaminated(found.snippet):
+                not_promoted.append(NotPromoted(e.key, "contamination", "contamination filter after rehydration"))
+                continue
+            explained[e.key] = e
+            candidates.append(
+                consolidate.Candidate(
+                    key=e.key,
+                    path=row.path,
+                    start_line=found.start_line,
+                    end_line=found.end_line,
+                    snippet=found.snippet,
+                    score=e.score,
+                    signal_count=e.signal_count,
+                    recall_count=e.recall_count,
+                    avg_score=e.avg_score,
+                    concept_tags=e.concept_tags,
+                    project_key=found.project_key or row.project_key,
+                    supersedes_key=found.supersedes_key,
+                )
+            )
+        state = read_memory(self.engine.workspace)
+        plan = consolidate.plan(
+            state.text,
+            candidates,
+            day=self.engine.clock.today(),
+            budget=self.budget,
+            max_loss=cfg.max_prior_entry_loss_fraction,
+            max_tokens=cfg.max_promoted_snippet_tokens,
+        )
+        settled = [s.key for s in plan.skipped if s.category in ("already promoted", "already in MEMORY.md")]
+        if settled:
+            with self.engine.store.write() as c:
+                for key in settled:
+                    recall_rows.set_promoted(c, key, now, now)
+        not_promoted += [NotPromoted(s.key, s.category, s.reason) for s in plan.skipped]
+        operations = tuple(
+            Operation(
+                action=op.action,
+                candidate_key=op.candidate.key,
+                path=op.candidate.path,
+                start_line=op.candidate.start_line,
+                end_line=op.candidate.end_line,
+                snippet=op.candidate.snippet,
+                score=op.candidate.score,
+                components=explained[op.candidate.key].components,
+                signal_count=op.candidate.signal_count,
+                recall_count=op.candidate.recall_count,
+                unique_queries=explained[op.candidate.key].unique_queries,
+                avg_score=op.candidate.avg_score,
+                result_entry=op.result_entry,
+                prior_entries=op.prior_entries,
+                lineage_key=op.lineage_key,
+                project_key=op.candidate.project_key,
+                concept_tags=op.candidate.concept_tags,
+            )
+            for op in plan.operations
+        )
+        proposal: Proposal | None = None
+        if plan.content is not None and plan.content != state.text and plan.mode is not None:
+            proposal = self._propose(run_id, now, state.sha256, state.text, plan, operations)
+        deep = DeepReport(
+            candidates=passing,
+            selected=tuple(e.key for e in selected),
+            operations=operations,
+            not_promoted=tuple(not_promoted),
+            mode=plan.mode if proposal else None,
+            fallback_reason=plan.fallback_reason,
+            skipped_reason=plan.unchanged_reason,
+            body_lines=(),
+        )
+        return deep, proposal
+
+    def _propose(
+        self, run_id: str, now: int, base: str, before: str, plan: consolidate.Plan, operations: tuple[Operation, ...]
+    ) -> Proposal:
+        conn = self._conn()
+        for pending in dreaming_rows.list_proposals(conn, ("pending",)):
+            same_ops = [o["candidate_key"] for o in pending.operations] == [o.candidate_key for o in operations]
+            if pending.base_sha256 == base and pending.after_text == plan.content and same_ops:
+                return to_proposal(pending)  # this cycle found exactly what already waits for review
+        row = ProposalRow(
+            id=uuid.uuid4().hex,
+            run_id=run_id,
+            created_at=now,
+            status="pending",
+            mode=plan.mode or "append",
+            base_sha256=base,
+            before_text=before,
+            after_text=plan.content or "",
+            result_sha256=None,
+            operations=[operation_to_json(op) for op in operations],
+            counts={"added": plan.added, "merged": plan.merged, "superseded": plan.superseded},
+            highlights=list(plan.highlights),
+            fallback_reason=plan.fallback_reason,
+            reason=None,
+            decided_at=None,
+        )
+        with self.engine.store.write() as c:
+            dreaming_rows.insert_proposal(c, row)
+            dreaming_rows.supersede_pending(c, except_id=row.id, at=now)
+        return to_proposal(row)
+
+    def _deep_body(
+        self, deep: DeepReport, proposal: Proposal | None, applied: ApplyResult | None, held: dict[str, int]
+    ) -> list[str]:
+        lines = [f"- Ranked {len(deep.selected)} candidate(s) for durable promotion."]
+        if applied is not None:
+            n = len(applied.proposal.operations) if applied.applied else 0
+            lines.append(f"- Promoted {n} candidate(s) into MEMORY.md.")
+            if not applied.applied:
+                lines.append(f"- Rewrite skipped: {applied.message.rstrip('.')}.")
+        elif proposal is not None:
+            lines.append(
+                f"- Proposed {len(proposal.operations)} candidate(s) for MEMORY.md; awaiting review "
+                f"(proposal {proposal.short_id}: `clawmem dream review`)."
+            )
+        else:
+            lines.append("- Promoted 0 candidate(s) into MEMORY.md.")
+        if deep.not_promoted:
+            by_cat = Counter(n.category for n in deep.not_promoted)
+            summary = ", ".join(f"{cat}: {count}" for cat, count in sorted(by_cat.items()))
+            lines.append(f"- Not promoted: {len(deep.not_promoted)} candidate(s) ({summary}).")
+        if proposal is not None and proposal.mode == "append" and deep.fallback_reason:
+            lines.append(f"- Consolidated rewrite not used ({deep.fallback_reason}); append-only promotion.")
+        if deep.skipped_reason:
+            lines.append(f"- MEMORY.md unchanged: {deep.skipped_reason}.")
+        if held:
+            total = sum(held.values())
+            listed = ", ".join(f"{why}: {n}" for why, n in sorted(held.items()))
+            lines.append(f"- Held back below the gates: {total} entr{'y' if total == 1 else 'ies'} ({listed}).")
+        return lines
+
+    def _held_back(self) -> dict[str, int]:
+        ranked, _ = self._rank(self._now_ms())
+        held: Counter[str] = Counter()
+        for e in ranked:
+            if e.status == "below-gates":
+                first = next(g for g in e.gates if not g.passed)
+                held[first.name] += 1
+        return dict(held)
+
+    def _diary(
+        self,
+        light: LightReport | None,
+        rem: RemReport | None,
+        deep: DeepReport | None,
+        proposal: Proposal | None,
+        applied: ApplyResult | None,
+        held: dict[str, int],
+    ) -> str:
+        ops = proposal.operations if proposal else ()
+        done = applied is not None and applied.applied
+        labelled = {_HELD_BACK_LABELS.get(k, k): v for k, v in held.items()}
+        return report.diary_narrative(
+            light_staged=len(light.staged) if light else None,
+            light_lookback=self.config.light_lookback_days,
+            rem_themes=[t.tag for t in rem.themes] if rem else None,
+            rem_considered=rem.considered if rem else 0,
+            ranked=len(deep.selected) if deep else None,
+            held_back=labelled,
+            written=[(o.snippet, o.source) for o in ops] if done else [],
+            proposed=[(o.snippet, o.source) for o in ops] if proposal and applied is None else [],
+            proposal_id=proposal.id if proposal else None,
+            unchanged_reason=deep.skipped_reason if deep else None,
+            stale_reason=applied.message.rstrip(".") if applied and not applied.applied else None,
+        )
+
+    # ---------------------------------------------------------------------------------- explain
+
+    def candidates(self) -> tuple[CandidateExplanation, ...]:
+        """Every recall entry, explained: promotable ones first in rank order (the Dreams pane list)."""
+        ranked, _ = self._rank(self._now_ms())
+        return tuple(ranked)
+
+    def explain(self, selector: str) -> CandidateExplanation:
+        """One entry by key, unique key prefix, or ``path:line``."""
+        text = selector.strip()
+        if not text:
+            raise ClawmemError("give an entry key, a key prefix or path:line (see `clawmem dream explain --help`)")
+        ranked, _ = self._rank(self._now_ms())
+        by_key = {e.key: e for e in ranked}
+        if text in by_key:
+            return by_key[text]
+        if text.startswith("memory:"):
+            matches = [e for e in ranked if e.key.startswith(text)]
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                raise ClawmemError(f"{text!r} matches {len(matches)} entries; give more of the key")
+        path, sep, line = text.rpartition(":")
+        if sep and line.isdigit() and path:
+            at = [e for e in ranked if e.path == path and e.start_line <= int(line) <= e.end_line]
+            if at:  # the search-recall entry before a daily claim, then the most promotable
+                return sorted(at, key=lambda e: e.key.startswith("memory:claim:"))[0]
+            raise ClawmemError(f"no recall entry covers {path} line {line}; nothing has recalled it yet")
+        raise ClawmemError(f"no recall entry {text!r}; give an entry key, a key prefix or path:line")
+
+    # ---------------------------------------------------------------------------------- review
+
+    def proposals(self, statuses: Sequence[str] | None = None) -> tuple[Proposal, ...]:
+        return tuple(to_proposal(r) for r in dreaming_rows.list_proposals(self._conn(), statuses))
+
+    def pending(self) -> tuple[Proposal, ...]:
+        return self.proposals(("pending",))
+
+    def proposal(self, proposal_id: str) -> Proposal:
+        return to_proposal(load(self._conn(), proposal_id))
+
+    def approve(self, proposal_id: str) -> ApplyResult:
+        """Apply a pending proposal (hash-checked); a changed MEMORY.md makes it stale instead."""
+        self.engine.require_workspace()
+        with self._locked():
+            return self._apply(load(self._conn(), proposal_id))
+
+    def reject(self, proposal_id: str, reason: str | None = None) -> Proposal:
+        """Refuse a proposal; its candidates wait until they gain new signals."""
+        with self._locked():
+            conn = self._conn()
+            row = load(conn, proposal_id)
+            if row.status not in ("pending", "stale"):
+                raise ClawmemError(f"proposal {row.id[:8]} is {row.status}; only pending proposals can be rejected")
+            now = self._now_ms()
+            current = recall_rows.get_many(conn, (o["candidate_key"] for o in row.operations))
+            with self.engine.store.write() as c:
+                dreaming_rows.set_proposal_status(
+                    c, row.id, "rejected", decided_at=now, reason=(reason or "").strip() or "rejected"
+                )
+                for op in row.operations:
+                    key = op["candidate_key"]
+                    signals = current[key].signal_count if key in current else int(op.get("signal_count", 0))
+                    dreaming_rows.upsert_rejection(
+                        c, RejectionRow(key, row.id, signals, now, (reason or "").strip() or None)
+                    )
+            return self.proposal(row.id)
+
+    def _recheck(self, row: ProposalRow, now: int) -> str | None:
+        """Spec §5 Apply 1 at approval time: trust, gates and the live source of every candidate."""
+        conn = self._conn()
+        keys = [o["candidate_key"] for o in row.operations]
+        current = recall_rows.get_many(conn, keys)
+        origins = self._file_origins(r.path for r in current.values())
+        for op in row.operations:
+            key = op["candidate_key"]
+            rec = current.get(key)
+            short = f"{op['path']}#L{op['start_line']}-L{op['end_line']}"
+            if rec is None:
+                return f"the candidate from {short} is no longer in the recall store"
+            e = explain_entry(rec, self.config, now, file_origin=origins.get(rec.path))
+            if e.status not in ("promotable",):
+                return f"the candidate from {short} no longer qualifies: {e.reason}"
+            if not consolidation_eligible(e.path, e.origin_class, e.session_kind):
+                return f"the candidate from {short} no longer qualifies: origin {e.origin_class}"
+            found = rehydrate(self.engine.workspace, rec.path, rec.start_line, rec.end_line, rec.snippet)
+            if isinstance(found, RehydrationFailure):
+                return f"the source of {short} changed: {found.reason}"
+            if (found.start_line, found.end_line, found.snippet) != (op["start_line"], op["end_line"], op["snippet"]):
+                return f"the source of {short} changed since the proposal was made"
+        return None
+
+    def _apply(self, row: ProposalRow) -> ApplyResult:
+        short = row.id[:8]
+        if row.status == "stale":
+            raise ClawmemError(
+                f"proposal {short} is stale ({row.reason or 'MEMORY.md changed'}); "
+                "run `clawmem dream` to make a new one"
+            )
+        if row.status != "pending":
+            raise ClawmemError(f"proposal {short} is {row.status}; only pending proposals can be approved")
+        now = self._now_ms()
+
+        def refuse(reason: str) -> ApplyResult:
+            with self.engine.store.write() as c:
+                dreaming_rows.set_proposal_status(c, row.id, "stale", decided_at=now, reason=reason)
+            return ApplyResult(
+                self.proposal(row.id),
+                False,
+                f"{reason}; nothing was written and proposal {short} is now stale — run `clawmem dream` "
+                "to make a new one",
+            )
+
+        problem = self._recheck(row, now)
+        if problem:
+            return refuse(problem)
+        state = read_memory(self.engine.workspace)
+        if state.sha256 != row.base_sha256:
+            return refuse("MEMORY.md changed since the proposal was made")
+        result_bytes = encode_for(state, row.after_text)
+        result_sha = sha256_bytes(result_bytes)
+        pre_hash = sha256_bytes(state.raw_text.encode("utf-8"))
+        pre_key = f"{iso_ms(now)}:{pre_hash[:12]}"
+        agent = self.engine.settings.agent_id
+        with self.engine.store.write() as c:
+            dreaming_rows.insert_preimage(
+                c, PreimageRow(pre_key, row.id, now, state.raw_text, state.sha256, result_sha)
+            )
+            for op in row.operations:
+                for s in lineage.candidate_sessions(self.engine, op["candidate_key"], op["path"]):
+                    dreaming_rows.reserve_origin(
+                        c, op["candidate_key"], agent, s.session_id, s.session_key, s.origin_class, s.observed_at
+                    )
+        try:
+            write_rewrite(state, row.after_text, row.base_sha256)
+        except ConflictError:
+            with self.engine.store.write() as c:
+                dreaming_rows.delete_preimage(c, pre_key)
+                for op in row.operations:
+                    dreaming_rows.release_origins(c, op["candidate_key"], agent)
+            return refuse("MEMORY.md changed immediately before the write")
+        with self.engine.store.write() as c:
+            dreaming_rows.set_proposal_status(c, row.id, "applied", decided_at=now, result_sha256=result_sha)
+            for op in row.operations:
+                recall_rows.set_promoted(c, op["candidate_key"], now, now)
+                recall_rows.relocate(c, op["candidate_key"], op["start_line"], op["end_line"], op["snippet"], now)
+            dreaming_rows.stale_pending(
+                c, base_sha256_not=result_sha, at=now, reason=f"MEMORY.md changed when proposal {short} was applied"
+            )
+            dreaming_rows.prune_preimages(c, max(8, self.config.preimages_keep), row.id)
+        warnings = self._history_applied(row, now)
+        warnings += self._sync_memory()
+        return ApplyResult(
+            self.proposal(row.id),
+            True,
+            f"applied proposal {short}: MEMORY.md rewritten ({len(row.operations)} entr"
+            f"{'y' if len(row.operations) == 1 else 'ies'})",
+            tuple(warnings),
+        )
+
+    def _history_applied(self, row: ProposalRow, now: int) -> list[str]:
+        stamp = iso_ms(now) or ""
+
+        def update(text: str) -> str:
+            if row.mode == "rewrite":
+                return report.append_history(
+                    text,
+                    stamp,
+                    int(row.counts.get("added", 0)),
+                    int(row.counts.get("merged", 0)),
+                    int(row.counts.get("superseded", 0)),
+                    row.highlights,
+                )
+            return report.append_skipped(text, stamp, row.fallback_reason or "no consolidated rewrite was planned")
+
+        try:
+            report.update_dreams(report.dreams_path(self.engine.workspace), update)
+        except ConflictError as exc:
+            return [f"DREAMS.md history was not updated: {exc}"]
+        return []
+
+    # ---------------------------------------------------------------------------------- revert
+
+    def revert(self, proposal_id: str) -> RevertResult:
+        """Restore MEMORY.md to an applied rewrite's preimage, only if it still holds that rewrite."""
+        self.engine.require_workspace()
+        with self._locked():
+            conn = self._conn()
+            row = load(conn, proposal_id)
+            short = row.id[:8]
+            if row.status != "applied":
+                raise ClawmemError(f"proposal {short} is {row.status}; only applied rewrites can be reverted")
+            pre = dreaming_rows.preimage_for(conn, row.id)
+            if pre is None:
+                raise ClawmemError(
+                    f"the preimage of proposal {short} is no longer kept (only the last "
+                    f"{max(8, self.config.preimages_keep)} are); nothing was changed"
+                )
+            preimage_text = decode_memory_bytes(pre.preimage.encode("utf-8"))[0] if pre.preimage else ""
+            state = read_memory(self.engine.workspace)
+            current_text = state.text if state.exists else None
+
+            def refused(message: str) -> RevertResult:
+                return RevertResult(row.id, False, message, preimage_text, row.after_text, current_text)
+
+            if state.sha256 != row.result_sha256:
+                return refused(
+                    f"MEMORY.md changed since proposal {short} was applied; nothing was restored — "
+                    "merge the preimage by hand (shown below)"
+                )
+            try:
+                restore_preimage(state.path, pre.preimage, pre.preimage_sha256, row.result_sha256 or MISSING)
+            except ConflictError as exc:
+                return refused(f"{exc}; merge the preimage by hand (shown below)")
+            now = self._now_ms()
+            restored_sha = current_sha256(state.path)
+            current = recall_rows.get_many(conn, (o["candidate_key"] for o in row.operations))
+            with self.engine.store.write() as c:
+                dreaming_rows.set_proposal_status(c, row.id, "reverted", reverted_at=now)
+                for op in row.operations:
+                    key = op["candidate_key"]
+                    recall_rows.set_promoted(c, key, None, now)
+                    signals = current[key].signal_count if key in current else int(op.get("signal_count", 0))
+                    dreaming_rows.upsert_rejection(c, RejectionRow(key, row.id, signals, now, "reverted"))
+                    dreaming_rows.release_origins(c, key, self.engine.settings.agent_id)
+                dreaming_rows.stale_pending(
+                    c,
+                    base_sha256_not=restored_sha,
+                    at=now,
+                    reason=f"MEMORY.md changed when proposal {short} was reverted",
+                )
+            stamp = iso_ms(now) or ""
+            try:
+                report.update_dreams(
+                    report.dreams_path(self.engine.workspace),
+                    lambda text: report.append_reverted(text, stamp, row.id, pre.key),
+                )
+            except ConflictError:
+                pass
+            self._sync_memory()
+            return RevertResult(
+                row.id,
+                True,
+                f"reverted proposal {short}: MEMORY.md restored byte for byte",
+                preimage_text,
+                row.after_text,
+                preimage_text if pre.preimage_sha256 != MISSING else None,
+            )
+
+    # --------------------------------------------------------------------------------- history
+
+    def history(self) -> tuple[HistoryItem, ...]:
+        conn = self._conn()
+        keys = dreaming_rows.preimage_keys(conn)
+        current = current_sha256(self.engine.workspace / "MEMORY.md")
+        out = []
+        for r in dreaming_rows.list_proposals(conn, ("applied", "reverted")):
+            out.append(
+                HistoryItem(
+                    proposal_id=r.id,
+                    status=r.status,
+                    mode=r.mode,
+                    applied_at=iso_ms(r.decided_at),
+                    reverted_at=iso_ms(r.reverted_at),
+                    added=int(r.counts.get("added", 0)),
+                    merged=int(r.counts.get("merged", 0)),
+                    superseded=int(r.counts.get("superseded", 0)),
+                    result_sha256=r.result_sha256,
+                    preimage_key=keys.get(r.id),
+                    preimage_available=r.id in keys,
+                    is_current=r.status == "applied" and r.result_sha256 == current,
+                )
+            )
+        out.sort(key=lambda h: (h.applied_at or "", h.proposal_id), reverse=True)
+        return tuple(out)
+
+
+class _DreamLock:
+    """One Dreaming writer per agent across processes; re-entrant within a thread."""
+
+    def __init__(self, service: DreamingService) -> None:
+        self.service = service
+        self.lock = ReindexLock(service.engine.settings.agent_dir / "dreaming.lock", timeout=2.0)
+        self.owner = False
+
+    def __enter__(self) -> _DreamLock:
+        held = getattr(self.service._held, "depth", 0)
+        if held == 0:
+            if not self.lock.acquire():
+                raise ClawmemError("another Dreaming run or review is in progress for this agent; try again shortly")
+            self.owner = True
+        self.service._held.depth = held + 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.service._held.depth -= 1
+        if self.owner:
+            self.lock.release()

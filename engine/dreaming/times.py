@@ -1,0 +1,34 @@
+"""Time formats Dreaming writes: ISO instants, local days and the diary's date line."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, tzinfo
+
+DAY_MS = 24 * 60 * 60 * 1000
+
+
+def iso_ms(ms: int | None) -> str | None:
+    """``2026-11-05T09:00:00.000Z`` (JavaScript's ``toISOString``), or None."""
+    if ms is None:
+        return None
+    dt = datetime.fromtimestamp(ms / 1000, UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def local_day(ms: int, tz: tzinfo) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).astimezone(tz).date().isoformat()
+
+
+def diary_date(ms: int, tz: tzinfo) -> str:
+    """``November 5, 2026 at 9:00 AM UTC``: OpenClaw's en-US narrative date with a zone name."""
+    local = datetime.fromtimestamp(ms / 1000, UTC).astimezone(tz)
+    hour = local.hour % 12 or 12
+    ampm = "AM" if local.hour < 12 else "PM"
+    name = local.tzname() or "UTC"
+    if not name.isalpha():
+        offset = local.utcoffset()
+        minutes = int(offset.total_seconds() // 60) if offset is not None else 0
+        sign = "+" if minutes >= 0 else "-"
+        h, m = divmod(abs(minutes), 60)
+        name = f"GMT{sign}{h}" + (f":{m:02d}" if m else "") if minutes else "GMT"
+    return f"{local.strftime('%B')} {local.day}, {local.year} at {hour}:{local.minute:02d} {ampm} {name}"
