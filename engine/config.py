@@ -103,8 +103,11 @@ class IntentSettings:
 
 @dataclass(frozen=True)
 class TuiSettings:
-    keymap: Mapping[str, str] = field(default_factory=dict)
+    keymap: Mapping[str, str] = field(default_factory=dict)  # binding id -> keys, e.g. "editor.save" = "ctrl+w"
     theme: str = "textual-dark"
+    show_timings: bool = True  # search times in the Search pane (off for reproducible screenshots)
+    cursor_blink: bool = True
+    watch: bool = True  # reload files edited elsewhere
 
 
 @dataclass(frozen=True)
@@ -271,7 +274,7 @@ def load_settings(
     read_config_file: bool = True,
 ) -> Settings:
     """Build the run's settings: defaults < config.toml < CLAWMEM_* env < explicit arguments."""
-    home = (home or default_home()).expanduser().resolve()
+    home = Path(home or default_home()).expanduser().resolve()
     data: dict[str, Any] = {}
     config_file = home / "config.toml"
     if read_config_file and config_file.is_file():

@@ -42,6 +42,9 @@ from engine.store import search_queries
 from engine.store.db import Store
 from engine.store.index_rows import blob_to_vec
 from engine.store.schema import drop_derived, ensure_chunks_fts, ensure_schema, ensure_vec_table, fts_tokenizer_in_use
+from engine.workspace import catalog
+from engine.workspace.catalog import FileInfo, FileSnapshot, SaveResult
+from engine.workspace.entries import Entry
 from engine.workspace.files import MemoryFile, discover
 
 if TYPE_CHECKING:
@@ -294,9 +297,11 @@ class MemoryEngine:
                     progress=progress,
                     cancel=cancel,
                 )
-            embed_stats: EmbedStats | None = None
-            if embed and embedder is not None and not keep_semantic and not stats.cancelled:
-                embed_stats = self._embed_locked(embed_progress, cancel, None)
+        # Embedding runs after the text phase released the reindex lock: it can take minutes,
+        # and a watcher sync or another search must not wait for it.
+        embed_stats: EmbedStats | None = None
+        if embed and embedder is not None and not keep_semantic and not stats.cancelled:
+            embed_stats = self.embed_pending(progress=embed_progress, cancel=cancel)
         total, embedded_total = rows.count_chunks(conn)
         for rel, reason in stats.skipped:
             warnings.append(f"skipped {rel}: {reason}")
@@ -321,14 +326,23 @@ class MemoryEngine:
         progress: EmbedProgress | None = None,
         cancel: threading.Event | None = None,
         limit: int | None = None,
-        lock_timeout: float = 30.0,
+        lock_timeout: float = 0.0,
     ) -> EmbedStats | None:
-        """Compute vectors for chunks that lack one (resumable; None when keyword-only)."""
+        """Compute vectors for chunks that lack one (resumable; None when keyword-only).
+
+        Not under the reindex lock: each batch is its own transaction, and a chunk replaced
+        by a concurrent text sync simply no longer matches (its vector still lands in the cache).
+        """
         choice = self.provider_choice()
         if choice.provider is None or self.index_state(choice).semantic_paused:
             return None
-        with ReindexLock(self.lock_path, timeout=lock_timeout):
+        lock = ReindexLock(self.settings.agent_dir / "embed.lock", timeout=lock_timeout)
+        if not lock.acquire():
+            return None  # another clawmem process is embedding this agent's chunks right now
+        try:
             return self._embed_locked(progress, cancel, limit)
+        finally:
+            lock.release()
 
     def _embed_locked(
         self, progress: EmbedProgress | None, cancel: threading.Event | None, limit: int | None
@@ -481,3 +495,41 @@ class MemoryEngine:
     def get(self, path: str, *, from_line: int = 1, lines: int = memget.DEFAULT_LINES) -> MemoryGetResult:
         """``memory_get``: read part of a memory file under the one path rule."""
         return memget.read_lines(self.workspace, path, from_line=from_line, lines=lines)
+
+    # ------------------------------------------------------------------ files and entries
+
+    def memory_files(self) -> list[FileInfo]:
+        """Every memory file with its kind and entry counts (DREAMS.md included)."""
+        return catalog.file_infos(self.workspace, self.settings.index.extra_paths, self.settings.index.max_file_bytes)
+
+    def snapshot(self, rel: str) -> FileSnapshot:
+        """A file's text plus the hash of the bytes it came from (for a hash-checked save)."""
+        return catalog.snapshot(self.workspace, rel)
+
+    def entries(self, rel: str) -> list[EntryView]:
+        """Parsed entries of a file, each with the origin class the index recorded for it."""
+        entries = catalog.entries_of(self.workspace, rel)
+        origins = search_queries.origins_by_line(self.store.conn(), rel)
+        out = []
+        for e in entries:
+            origin = next((o for (a, b), o in origins if a <= e.start_line <= b), None)
+            out.append(EntryView(e, origin or "unindexed"))
+        return out
+
+    def save_file(self, base: FileSnapshot, text: str) -> SaveResult:
+        """Atomic, hash-checked save; raises ConflictError when the file changed on disk."""
+        return catalog.save(self.workspace, base, text)
+
+    def disk_matches(self, base: FileSnapshot) -> bool:
+        return catalog.disk_matches(self.workspace, base)
+
+    def save_conflict_copy(self, rel: str, text: str, label: str) -> Path:
+        """Keep the version not chosen in an edit conflict under ``<home>/conflicts/``."""
+        stamp = self.clock.now().strftime("%Y%m%dT%H%M%SZ")
+        return catalog.save_conflict_copy(self.settings.home, rel, text, label, stamp)
+
+
+@dataclass(frozen=True)
+class EntryView:
+    entry: Entry
+    origin_class: str

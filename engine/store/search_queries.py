@@ -121,7 +121,9 @@ def knn(conn: apsw.Connection, blob: bytes, k: int, model: str, sources: Sequenc
 
 
 def vector_count(conn: apsw.Connection) -> int:
-    return int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks WHERE embedding IS NOT NULL")))[0])
+    """Chunks with a vector, counted through indexes (never reads the vectors themselves)."""
+    total = int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0])
+    return total - int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks WHERE embedding IS NULL")))[0])
 
 
 def embedding_pages(
@@ -203,3 +205,42 @@ def chunk_meta(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, ChunkMeta
 
 def chunk_count(conn: apsw.Connection) -> int:
     return int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0])
+
+
+def origins_by_line(conn: apsw.Connection, path: str) -> list[tuple[tuple[int, int], str]]:
+    """((start, end), origin class) of every indexed chunk of a file."""
+    return [((int(r[0]), int(r[1])), r[2]) for r in conn.execute(
+        "SELECT c.start_line, c.end_line, p.origin_class FROM memory_index_chunks c "
+        "JOIN memory_index_chunk_provenance p ON p.chunk_id = c.id WHERE c.path = ? ORDER BY c.start_line",
+        (path,),
+    )]
+
+
+def first_chunks(conn: apsw.Connection, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], BodyRow]:
+    """The first chunk (lowest start line) of each (path, source), in one query per 400 paths."""
+    out: dict[tuple[str, str], BodyRow] = {}
+    wanted = list(dict.fromkeys(pairs))
+    for start in range(0, len(wanted), 400):
+        batch = wanted[start : start + 400]
+        marks = ", ".join("(?, ?)" for _ in batch)
+        params = [x for pair in batch for x in pair]
+        for r in conn.execute(
+            f"WITH wanted (path, source) AS (VALUES {marks}) "
+            "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text FROM wanted w "
+            "JOIN memory_index_chunks c ON c.id = (SELECT f.id FROM memory_index_chunks f "
+            "WHERE f.path = w.path AND f.source = w.source ORDER BY f.start_line, f.end_line, f.id LIMIT 1)",
+            params,
+        ):
+            out[(r[1], r[2])] = BodyRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], None)
+    return out
+
+
+def index_revision(conn: apsw.Connection) -> int:
+    """The derived index's change counter (bumped by every source or chunk insert/delete)."""
+    row = next(iter(conn.execute("SELECT revision FROM memory_index_state WHERE id = 1")), None)
+    return int(row[0]) if row else 0
+
+
+def source_count(conn: apsw.Connection, sources: Sequence[str]) -> int:
+    src, params = _source_clause(sources)
+    return int(next(iter(conn.execute(f"SELECT COUNT(*) FROM memory_index_sources WHERE 1 = 1{src}", params)))[0])

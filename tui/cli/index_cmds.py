@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from engine.status import StatusReport, build_status
+from tui.status_text import status_lines
 from tui.cli import common
 
 
@@ -76,71 +77,6 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
     print_status(report)
     return 0
-
-
-def _bytes(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
-def status_lines(r: StatusReport) -> list[tuple[str, str]]:
-    """Labelled lines in the spec's order (shared by the CLI and the TUI's Status pane)."""
-    coverage = f"{r.vector_coverage * 100:.0f} % embedded" if r.chunks else "nothing indexed"
-    lines = [
-        ("Provider", f"{r.provider} (requested: {r.provider_requested})"),
-        ("Model", r.model),
-        ("Sources", ", ".join(r.sources)),
-        ("Extra paths", ", ".join(r.extra_paths) or "none"),
-        ("Indexed", f"{r.files_indexed}/{r.files_total} files · {r.chunks} chunks"),
-        (
-            "Dirty",
-            ("yes: " + ", ".join(r.dirty_files[:5]) + (" …" if len(r.dirty_files) > 5 else ""))
-            if r.dirty_files
-            else ("yes (embedding pending)" if r.dirty else "no"),
-        ),
-        ("Store", r.db_path),
-        ("Workspace", r.workspace),
-        ("Dreaming", r.dreaming),
-        ("Storage", f"DB {_bytes(r.db_bytes)} · WAL {_bytes(r.wal_bytes)}"),
-    ]
-    if r.deep is not None:
-        lines.append(("Embeddings", r.deep.embeddings))
-    ident = (
-        "none (index empty)"
-        if r.identity is None
-        else (
-            "mismatch"
-            if r.identity_mismatch
-            else f"{r.identity.get('provider')}/{r.identity.get('model')} · "
-            f"chunking v{r.identity.get('chunkingVersion')} · {r.identity.get('ftsTokenizer')}"
-        )
-    )
-    lines.append(("Index identity", ident))
-    if r.fix_hint:
-        lines.append(("Fix", r.fix_hint))
-    lines += [
-        ("By kind", ", ".join(f"{k} {v}" for k, v in r.by_kind.items()) or "none"),
-        ("Search mode", f"{r.search_mode} ({coverage})"),
-        ("Fallback", r.fallback or "none"),
-        ("Vector store", r.vector_store if r.deep is None else r.deep.vector_store),
-    ]
-    if r.deep is not None:
-        lines.append(("Semantic vectors", r.deep.semantic_vectors))
-    lines += [
-        ("FTS", f"{r.fts_tokenizer or 'missing'}"),
-        ("Embedding cache", f"{r.cache_entries:,} entries (cap {r.cache_cap:,})"),
-        (
-            "Recall store",
-            f"{r.recall_entries} entries" + (f", updated {r.recall_updated_at}" if r.recall_updated_at else ""),
-        ),
-        ("Dreams", r.dreams_file or "none"),
-        ("Skipped", ", ".join(f"{p} ({why})" for p, why in r.skipped) or "none"),
-        ("Issues", "; ".join(r.issues) or "none"),
-    ]
-    return lines
 
 
 def print_status(r: StatusReport) -> None:

@@ -1,0 +1,122 @@
+"""The workspace as a person browses it: files with entry counts, snapshots, entries, saves.
+
+A snapshot carries the SHA-256 of the bytes it was read from; saving hands it back, and the
+write refuses if the file changed on disk in between (another editor, the agent). The caller
+then shows both versions and lets the person choose — nothing is ever silently overwritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import ClawmemError, ConflictError
+from engine.paths import resolve_memory_path
+from engine.workspace.entries import Entry, parse_entries
+from engine.workspace.files import MemoryFile, discover
+from engine.workspace.reading import FileText, read_memory_text, sha256_bytes
+from engine.workspace.writes import MISSING, encode_text, replace_file
+
+MAX_EDIT_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    rel: str
+    kind: str
+    size: int
+    mtime: float
+    date: str | None
+    entries: int  # -1 when the file could not be read
+    active_entries: int
+    superseded_entries: int
+    origin: str
+    indexed: bool
+    problem: str | None  # why it cannot be read, when it cannot
+
+
+@dataclass(frozen=True)
+class FileSnapshot:
+    rel: str
+    text: str  # LF line ends, BOM removed
+    sha256: str  # of the bytes on disk when read (MISSING when the file does not exist)
+    had_bom: bool
+    newline: str
+    exists: bool
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    rel: str
+    sha256: str
+    bytes_written: int
+
+
+def file_infos(workspace: Path, extra_paths: tuple[str, ...], max_bytes: int) -> list[FileInfo]:
+    out = []
+    for f in discover(workspace, extra_paths):
+        out.append(_info(f, max_bytes))
+    return out
+
+
+def _info(f: MemoryFile, max_bytes: int) -> FileInfo:
+    read = read_memory_text(f.path, f.rel, max_bytes)
+    if not isinstance(read, FileText):
+        return FileInfo(f.rel, f.kind, f.size, f.mtime, f.date, -1, 0, 0, f.path_origin, f.indexed, read.reason)
+    entries = parse_entries(f.rel, read.text, curated_root=f.curated_root)
+    superseded = sum(1 for e in entries if e.superseded)
+    return FileInfo(
+        f.rel, f.kind, f.size, f.mtime, f.date, len(entries), len(entries) - superseded, superseded,
+        f.path_origin, f.indexed, None,
+    )
+
+
+def snapshot(workspace: Path, rel: str) -> FileSnapshot:
+    path = resolve_memory_path(workspace, rel)
+    clean = path.relative_to(workspace.resolve()).as_posix()
+    if not path.exists():
+        return FileSnapshot(clean, "", MISSING, False, "\n", False)
+    read = read_memory_text(path, clean, MAX_EDIT_BYTES)
+    if not isinstance(read, FileText):
+        raise ClawmemError(f"{clean} cannot be opened: {read.reason}")
+    return FileSnapshot(clean, read.text, read.raw_sha256, read.had_bom, read.newline, True)
+
+
+def entries_of(workspace: Path, rel: str) -> list[Entry]:
+    snap = snapshot(workspace, rel)
+    curated = snap.rel in ("USER.md", "MEMORY.md", "memory.md")
+    return parse_entries(snap.rel, snap.text, curated_root=curated)
+
+
+def save(workspace: Path, base: FileSnapshot, text: str) -> SaveResult:
+    """Write ``text`` over the version ``base`` was read from, keeping BOM and line ends."""
+    path = resolve_memory_path(workspace, base.rel)
+    data = encode_text(text, bom=base.had_bom, newline=base.newline)
+    try:
+        result = replace_file(path, data, expected_sha256=base.sha256)
+    except ConflictError:
+        raise
+    return SaveResult(base.rel, result.sha256, result.bytes_written)
+
+
+def disk_matches(workspace: Path, base: FileSnapshot) -> bool:
+    """True when the file still has the bytes ``base`` was read from."""
+    path = resolve_memory_path(workspace, base.rel)
+    try:
+        return sha256_bytes(path.read_bytes()) == base.sha256
+    except FileNotFoundError:
+        return base.sha256 == MISSING
+
+
+def save_conflict_copy(home: Path, rel: str, text: str, label: str, stamp: str) -> Path:
+    """Keep a version the user did not choose in a conflict, outside the workspace (not indexed)."""
+    folder = home / "conflicts"
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = rel.replace("/", "__")
+    path = folder / f"{safe}.{stamp}.{label}.md"
+    n = 1
+    while path.exists():
+        n += 1
+        path = folder / f"{safe}.{stamp}.{label}-{n}.md"
+    replace_file(path, text.encode("utf-8"), expected_sha256=MISSING)
+    return path

@@ -1,0 +1,167 @@
+"""Snapshot tests of every pane and the key states, at 100×30 and 160×45.
+
+Update a snapshot only after looking at the new SVG (pytest --snapshot-update, then review
+snapshot_report.html or the SVG) and deciding it is what a user should see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from textual.pilot import Pilot
+from textual.worker import WorkerState
+
+from tui.app import ClawmemApp
+from tui.messages import IndexProgress
+
+SIZES = [pytest.param((100, 30), id="100x30"), pytest.param((160, 45), id="160x45")]
+
+
+async def settle(pilot: Pilot[object], seconds: float = 0.6) -> None:
+    """Wait until every worker has finished (cancelled ones included) and the screen settled."""
+    await pilot.pause(seconds)
+    for _ in range(400):
+        if not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers):
+            break
+        await pilot.pause(0.05)
+    await pilot.pause(0.2)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_memory_pane_user_md_with_superseded_entry(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_memory_pane_memory_md_entries(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("down")
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_memory_pane_opened_at_a_line_from_search(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        pilot.app.query_one("#memory-pane").open("memory/2026-11-01.md", 5)  # type: ignore[attr-defined]
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_search_with_breakdown(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("3")
+        await pilot.press(*"湖景房 酒店")
+        await pilot.press("enter")
+        await settle(pilot, 1.0)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_search_near_miss_explains_decay(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("3")
+        await pilot.press(*"certbot renewal alert")
+        await pilot.press("enter")
+        await settle(pilot, 1.0)
+        await pilot.press("ctrl+n")
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_editor_with_file_open(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("down", "e")
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_editor_conflict_modal(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    app = make_app()
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("down", "e")
+        await settle(pilot)
+        area = pilot.app.query_one("#editor-area")
+        area.insert("- 我的新条目：周日晚上改坐飞机。\n", location=area.document.end)  # type: ignore[attr-defined]
+        memory = app.engine.workspace / "MEMORY.md"
+        memory.write_text(memory.read_text(encoding="utf-8") + "- Added by the agent meanwhile.\n", encoding="utf-8")
+        await pilot.press("f2")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_status_pane(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_status_pane_reindex_progress(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        # The progress a long embedding pass reports (a real pass on the fixture is too quick to catch).
+        pilot.app.post_message(IndexProgress("embed", 412, 1526))
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_context_preview_with_truncation_warning(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+
+    assert snap_compare(make_app("workspace-overcap"), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_context_trigger_simulation(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        pilot.app.query_one("#context-message").focus()
+        await pilot.press(*"周末去杭州的返程车票订好了吗", "enter")
+        await settle(pilot, 1.0)
+
+    assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
+
+
+def test_help_screen(snap_compare, make_app: Callable[..., ClawmemApp]) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("3")
+        await settle(pilot)
+        await pilot.press("escape", "f1")
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)

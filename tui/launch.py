@@ -1,0 +1,31 @@
+"""Start the TUI: resolve settings, write the demo workspace when asked, run the app."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from engine.errors import ClawmemError
+from tui.cli import common
+
+
+def launch_tui(args: argparse.Namespace) -> int:
+    from tui.app import ClawmemApp
+    from tui.demo import write_demo
+
+    if args.demo is not None:
+        target = Path(args.demo).expanduser() if args.demo else Path(tempfile.mkdtemp(prefix="clawmem-demo-"))
+        workspace = write_demo(target / "workspace" if not args.demo else target)
+        home = Path(args.home).expanduser() if args.home else workspace.parent / "home"
+        args.home, args.workspace = str(home), str(workspace)
+        print(f"demo workspace: {workspace}", file=sys.stderr)
+    if not sys.stdout.isatty():
+        raise ClawmemError("the TUI needs a terminal; use a subcommand (e.g. `clawmem status`) when piping")
+    engine = common.engine_from(args)
+    engine.require_workspace()
+    app = ClawmemApp(engine)
+    app.run()
+    engine.close()
+    return app.return_code or 0

@@ -1,0 +1,340 @@
+"""Memory pane: every memory file in a tree with entry counts; the selected file rendered (or as
+source, with line numbers) beside its entries — status, observed date, triggers, importance,
+project, origin and line range, with superseded entries visibly marked."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import ContentSwitcher, DataTable, Markdown, Static, TextArea, Tree
+from textual.widgets.tree import TreeNode
+
+from engine.errors import ClawmemError
+from engine.facade import EntryView
+from engine.workspace.catalog import FileInfo, FileSnapshot
+from tui.messages import EditFile, EngineFailed
+from tui.widgets.table_sync import sync_rows
+
+RENDER_LIMIT = 200_000  # characters; larger files open as source
+ENTRY_COLUMNS = ("lines", "status", "observed", "imp", "triggers", "project", "origin", "entry")
+KIND_LABEL = {
+    "user": "user model",
+    "curated": "curated memory",
+    "diary": "daily note",
+    "slug": "session note",
+    "note": "note",
+    "dreams": "dream diary (not indexed)",
+    "dream-report": "dreaming report",
+    "dream-state": "dreaming state",
+    "extra": "extra path",
+}
+
+
+class MemoryTree(Tree[str]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False, id="memory.tree.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="memory.tree.up"),
+        Binding("g", "scroll_home", "Top", show=False, id="memory.tree.top"),
+        Binding("G", "scroll_end", "Bottom", show=False, id="memory.tree.bottom"),
+    ]
+
+
+class EntriesTable(DataTable[Any]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False, id="memory.entries.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="memory.entries.up"),
+        Binding("g", "scroll_top", "Top", show=False, id="memory.entries.top"),
+        Binding("G", "scroll_bottom", "Bottom", show=False, id="memory.entries.bottom"),
+    ]
+
+
+def _count_label(info: FileInfo) -> str:
+    if info.problem:
+        return "skipped"
+    if info.superseded_entries:
+        return f"{info.active_entries}+{info.superseded_entries}s"
+    return str(info.entries)
+
+
+def _entry_key(view: EntryView) -> str:
+    digest = hashlib.sha1(view.entry.text.encode("utf-8")).hexdigest()[:10]
+    return f"{view.entry.start_line}:{digest}"
+
+
+def decorate_markdown(text: str, entries: list[EntryView]) -> str:
+    """The file as rendered: superseded entries struck through and labelled, and the hidden
+    annotations (triggers, importance, project) shown as badges — the file itself is untouched."""
+    lines = text.split("\n")
+    for view in entries:
+        e = view.entry
+        index = e.start_line - 1
+        if e.kind != "bullet" or not 0 <= index < len(lines):
+            continue
+        line = lines[index]
+        prefix = line[: len(line) - len(line.lstrip())] + line.lstrip()[:2]
+        body = e.display.split("\n")[0]
+        badges = []
+        if e.triggers:
+            badges.append(f"`⚡ {', '.join(e.triggers)}`")
+        if e.importance:
+            badges.append(f"`★ {e.importance}`")
+        if e.project_keys or e.flags:
+            badges.append(f"`⌂ {', '.join(e.project_keys) or 'invalid project'}`")
+        if e.superseded:
+            body = f"~~{body}~~ *(superseded{', observed ' + e.observed if e.observed else ''})*"
+        lines[index] = prefix + body + ("  " + " ".join(badges) if badges else "")
+    return "\n".join(lines)
+
+
+def entry_cells(view: EntryView) -> tuple[Text, ...]:
+    e = view.entry
+    superseded = e.superseded
+    style = "dim strike" if superseded else ""
+    status = Text("superseded", style="bold yellow") if superseded else Text("active", style="green")
+    lines = Text(f"{e.start_line}–{e.end_line}" if e.end_line != e.start_line else f"{e.start_line}", style="dim")
+    entry = Text(e.display.replace("\n", " ⏎ "), style=style, no_wrap=True, overflow="ellipsis")
+    project = ", ".join(e.project_keys)
+    if e.flags:
+        project = (project + " " if project else "") + "⚠ invalid"
+    origin_style = {"untrusted": "bold red", "system": "magenta", "owner": "cyan"}.get(view.origin_class, "")
+    return (
+        lines,
+        status,
+        Text(e.observed or "—", style="dim" if not e.observed else ""),
+        Text(str(e.importance) if e.importance else "—", style="bold" if e.importance else "dim"),
+        Text(", ".join(e.triggers) or "—", style="" if e.triggers else "dim", no_wrap=True, overflow="ellipsis"),
+        Text(project or "—", style="red" if e.flags else ("" if project else "dim"), no_wrap=True,
+             overflow="ellipsis"),
+        Text(view.origin_class, style=origin_style),
+        entry,
+    )
+
+
+class MemoryPane(Vertical):
+    """Files, the selected file, and its entries."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("v", "toggle_view", "Source/rendered", id="memory.toggle-view",
+                tooltip="Switch between the rendered file and its source with line numbers."),
+        Binding("e", "edit", "Edit", id="memory.edit", tooltip="Open the selected file in the Editor pane."),
+        Binding("r", "reload", "Reload", show=False, id="memory.reload", tooltip="Re-read the files from disk."),
+    ]
+    HELP = "memory"
+
+    def __init__(self) -> None:
+        super().__init__(id="memory-pane")
+        self.files: dict[str, FileInfo] = {}
+        self.current: str | None = None
+        self.snapshot: FileSnapshot | None = None
+        self._pending_line: int | None = None
+        self._mode = "rendered"
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            tree: MemoryTree = MemoryTree("workspace", id="memory-tree")
+            tree.show_root = False
+            tree.guide_depth = 2
+            yield tree
+            with Vertical(id="memory-right"):
+                yield Static("Select a file", id="memory-file-header")
+                with ContentSwitcher(initial="memory-rendered", id="memory-view"):
+                    yield Markdown("", id="memory-rendered")
+                    yield TextArea("", id="memory-source", read_only=True, show_line_numbers=True,
+                                   soft_wrap=True, language=None)
+                table: EntriesTable = EntriesTable(id="memory-entries", cursor_type="row", zebra_stripes=True)
+                labels = ("Lines", "Status", "Observed", "Imp", "Triggers", "Project", "Origin", "Entry")
+                for key, label in zip(ENTRY_COLUMNS, labels, strict=True):
+                    table.add_column(label, key=key, width=14 if key in ("triggers", "project") else None)
+                yield table
+
+    def on_mount(self) -> None:
+        self.load_files()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 130, "narrow")
+
+    # ------------------------------------------------------------------ loading
+
+    @work(thread=True, exclusive=True, group="memory-files", exit_on_error=False)
+    def load_files(self) -> None:
+        try:
+            files = self.app.engine.memory_files()  # type: ignore[attr-defined]
+        except ClawmemError as exc:
+            self.post_message(EngineFailed(str(exc)))
+            return
+        self.app.call_from_thread(self._show_files, files)
+
+    def _show_files(self, files: list[FileInfo]) -> None:
+        self.files = {f.rel: f for f in files}
+        tree = self.query_one(MemoryTree)
+        expanded = {str(n.label.plain) for n in self._walk(tree.root) if n.is_expanded}
+        tree.clear()
+        groups: dict[str, list[FileInfo]] = defaultdict(list)
+        for f in files:
+            group = {
+                "user": "",
+                "curated": "",
+                "diary": "Diaries",
+                "slug": "Session notes",
+                "note": "Notes",
+                "extra": "Notes",
+                "dreams": "Dreaming",
+                "dream-report": "Dreaming",
+                "dream-state": "Dreaming",
+            }.get(f.kind, "Notes")
+            groups[group].append(f)
+        for f in sorted(groups.pop("", []), key=lambda f: (f.kind != "user", f.rel)):
+            tree.root.add_leaf(self._label(f, f.rel), data=f.rel)
+        diaries = groups.pop("Diaries", [])
+        if diaries:
+            node = tree.root.add(Text.assemble(("Diaries ", "bold"), (f"({len(diaries)})", "dim")), expand=True)
+            months: dict[str, list[FileInfo]] = defaultdict(list)
+            for f in diaries:
+                months[(f.date or f.rel)[:7]].append(f)
+            for month in sorted(months, reverse=True):
+                label = f"{month} "
+                mnode = node.add(Text.assemble((label, ""), (f"({len(months[month])})", "dim")),
+                                 expand=month in {m for m in list(months)[:0]} or label.strip() in expanded
+                                 or month == max(months))
+                for f in sorted(months[month], key=lambda f: f.rel, reverse=True):
+                    mnode.add_leaf(self._label(f, (f.date or f.rel)), data=f.rel)
+        for title in ("Session notes", "Notes", "Dreaming"):
+            items = groups.pop(title, [])
+            if not items:
+                continue
+            node = tree.root.add(Text.assemble((f"{title} ", "bold"), (f"({len(items)})", "dim")),
+                                 expand=title != "Dreaming" or title in expanded)
+            for f in sorted(items, key=lambda f: f.rel, reverse=title == "Session notes"):
+                name = f.rel.removeprefix("memory/")
+                node.add_leaf(self._label(f, name), data=f.rel)
+        if self.current is None and files:
+            first = next((f.rel for f in files if f.kind == "curated"), files[0].rel)
+            self.open(first, None)
+        elif self.current is not None:
+            self._select_node(self.current)
+
+    @staticmethod
+    def _walk(node: TreeNode[str]) -> list[TreeNode[str]]:
+        out = []
+        for child in node.children:
+            out.append(child)
+            out.extend(MemoryPane._walk(child))
+        return out
+
+    @staticmethod
+    def _label(f: FileInfo, name: str) -> Text:
+        style = "red" if f.problem else ("dim italic" if not f.indexed else "")
+        return Text.assemble((name, style), (" ", ""), (_count_label(f), "dim"))
+
+    def _select_node(self, rel: str) -> None:
+        tree = self.query_one(MemoryTree)
+        for node in self._walk(tree.root):
+            if node.data == rel:
+                parent = node.parent
+                while parent is not None:
+                    parent.expand()
+                    parent = parent.parent
+                tree.move_cursor(node)
+                break
+
+    # ------------------------------------------------------------------ opening a file
+
+    def open(self, rel: str, line: int | None) -> None:
+        """Show ``rel`` (and, with a line, the source view scrolled to it and its entry selected)."""
+        self.current = rel
+        self._pending_line = line
+        if line is not None:
+            self._set_mode("source")
+        self._select_node(rel)
+        self.load_file(rel)
+
+    @work(thread=True, exclusive=True, group="memory-file", exit_on_error=False)
+    def load_file(self, rel: str) -> None:
+        engine = self.app.engine  # type: ignore[attr-defined]
+        try:
+            snap = engine.snapshot(rel)
+            entries = engine.entries(rel) if snap.exists else []
+        except ClawmemError as exc:
+            self.post_message(EngineFailed(str(exc)))
+            return
+        self.app.call_from_thread(self._show_file, snap, entries)
+
+    def _show_file(self, snap: FileSnapshot, entries: list[EntryView]) -> None:
+        if snap.rel != self.current:
+            return
+        self.snapshot = snap
+        info = self.files.get(snap.rel)
+        header = Text.assemble(
+            (snap.rel, "bold"),
+            (" · " + KIND_LABEL.get(info.kind, info.kind) if info else "", "dim"),
+            (f" · {len(snap.text):,} chars" if snap.exists else " · missing", "dim"),
+            (f" · {info.origin}" if info else "", "dim"),
+            (f" · {info.superseded_entries} superseded" if info and info.superseded_entries else "", "yellow"),
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+        self.query_one("#memory-file-header", Static).update(header)
+        source = self.query_one("#memory-source", TextArea)
+        if source.text != snap.text:
+            source.load_text(snap.text)
+        if len(snap.text) <= RENDER_LIMIT:
+            self.query_one("#memory-rendered", Markdown).update(decorate_markdown(snap.text, entries))
+        elif self._mode == "rendered":
+            self._set_mode("source")
+        table = self.query_one(EntriesTable)
+        rows = {_entry_key(v): entry_cells(v) for v in entries}
+        sync_rows(table, rows, ENTRY_COLUMNS, sort_column="lines",
+                  sort_key=lambda cell: int(str(cell.plain).split("–")[0]))
+        if self._pending_line is not None:
+            line = self._pending_line
+            self._pending_line = None
+            source.move_cursor((line - 1, 0), center=True)
+            source.select_line(line - 1)
+            for index, view in enumerate(sorted(entries, key=lambda v: v.entry.start_line)):
+                if view.entry.marker_line <= line <= view.entry.end_line:
+                    table.move_cursor(row=index)
+                    break
+
+    def refresh_from_engine(self, paths: frozenset[str]) -> None:
+        self.load_files()
+        if self.current is not None and (not paths or self.current in paths):
+            self.load_file(self.current)
+
+    # ------------------------------------------------------------------ interaction
+
+    @on(Tree.NodeHighlighted, "#memory-tree")
+    def _node_highlighted(self, event: Tree.NodeHighlighted[str]) -> None:
+        rel = event.node.data
+        if rel and rel != self.current:
+            self.current = rel
+            self.load_file(rel)
+
+    @on(DataTable.RowSelected, "#memory-entries")
+    def _entry_selected(self, event: DataTable.RowSelected) -> None:
+        line = int(str(event.row_key.value).split(":")[0])
+        self._set_mode("source")
+        source = self.query_one("#memory-source", TextArea)
+        source.move_cursor((line - 1, 0), center=True)
+        source.select_line(line - 1)
+
+    def _set_mode(self, mode: str) -> None:
+        self._mode = mode
+        self.query_one(ContentSwitcher).current = "memory-source" if mode == "source" else "memory-rendered"
+
+    def action_toggle_view(self) -> None:
+        self._set_mode("rendered" if self._mode == "source" else "source")
+
+    def action_edit(self) -> None:
+        if self.current:
+            line = self.query_one("#memory-source", TextArea).cursor_location[0] + 1 if self._mode == "source" else None
+            self.post_message(EditFile(self.current, line))
+
+    def action_reload(self) -> None:
+        self.refresh_from_engine(frozenset())

@@ -1,0 +1,247 @@
+"""Search pane: search as you type, every score explained, and the near-misses below the
+threshold — why a hit ranks where it does, and why one you expected is missing.
+
+Typing runs preview searches that do not count as recalls; pressing Enter runs the search for
+real (it is recorded for Dreaming). Enter on a result opens it in the Memory pane at its line.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import DataTable, Input, Label, Select, Static
+
+from engine.errors import ClawmemError
+from engine.search.types import SearchHit, SearchResponse
+from tui.messages import EngineFailed, OpenLocation
+from tui.widgets.breakdown import BreakdownPanel
+from tui.widgets.table_sync import sync_rows
+
+DEBOUNCE_S = 0.3
+COLUMNS = ("rank", "score", "where", "vector", "keyword", "decay", "imp", "project", "snippet")
+LABELS = ("#", "Score", "Path:lines", "Vector", "Keyword", "Decay", "Imp", "Proj", "Snippet")
+WIDTHS = {"where": 24}
+NARROW = 130  # below this width the breakdown goes under the lists
+
+
+class ResultsTable(DataTable[Any]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False, id="search.results.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="search.results.up"),
+        Binding("g", "scroll_top", "Top", show=False, id="search.results.top"),
+        Binding("G", "scroll_bottom", "Bottom", show=False, id="search.results.bottom"),
+    ]
+
+
+def hit_cells(rank: int, hit: SearchHit) -> tuple[Text, ...]:
+    b = hit.breakdown
+    dim = "" if b.passed_threshold else "dim"
+    snippet = " ".join(hit.snippet.split())
+    flags = []
+    if hit.status == "superseded":
+        flags.append(("superseded ", "yellow"))
+    if hit.provenance.origin_class in ("untrusted", "system"):
+        flags.append((f"{hit.provenance.origin_class} ", "bold red" if hit.provenance.origin_class == "untrusted"
+                       else "magenta"))
+    return (
+        Text(str(rank), style="dim"),
+        Text(f"{hit.score:.3f}", style="bold" if b.passed_threshold else "yellow"),
+        Text(f"{hit.path}:{hit.start_line}-{hit.end_line}", style=dim, no_wrap=True, overflow="ellipsis"),
+        Text(f"{b.vector:.2f}" if b.vector_raw is not None else "—", style="cyan"),
+        Text(f"{b.keyword:.2f}", style="magenta"),
+        Text("—" if b.age_days is None else f"{b.decay:.2f}", style="yellow" if b.decay < 0.5 else ""),
+        Text(f"{b.importance_factor:.2f}" if b.importance else "—"),
+        Text(f"{b.project_factor:.2f}" if b.project_factor != 1.0 else "—"),
+        Text.assemble(*flags, (snippet[:200], dim), no_wrap=True, overflow="ellipsis"),
+    )
+
+
+class SearchPane(Vertical):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+l", "focus_query", "Query", id="search.focus-query", tooltip="Jump to the query box."),
+        Binding("ctrl+n", "focus_near", "Near-misses", id="search.focus-near",
+                tooltip="Jump to the hits below the threshold."),
+        Binding("escape", "leave_input", "Results", show=False, id="search.leave-input",
+                tooltip="Leave the query box (then 1–5 switch panes)."),
+    ]
+    HELP = "search"
+
+    def __init__(self) -> None:
+        super().__init__(id="search-pane")
+        self.response: SearchResponse | None = None
+        self._timer: Timer | None = None
+        self._generation = 0
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="search-controls"):
+            yield Input(placeholder="Ask the memory (中文 or English)…", id="search-query")
+            yield Label("max", classes="control-label")
+            yield Input("6", id="search-max", type="integer", max_length=3, classes="small-input")
+            yield Label("min", classes="control-label")
+            yield Input("0.35", id="search-min", type="number", max_length=5, classes="small-input")
+            yield Input(placeholder="project keys", id="search-projects", classes="projects-input")
+            yield Select([("calibrated", "calibrated"), ("openclaw", "openclaw")], value="calibrated",
+                         allow_blank=False, id="search-scoring")
+        yield Static("", id="search-summary")
+        with Horizontal(id="search-body"):
+            with Vertical(id="search-lists"):
+                results = ResultsTable(id="search-results", cursor_type="row", zebra_stripes=True)
+                near = ResultsTable(id="search-near", cursor_type="row", zebra_stripes=True)
+                for table in (results, near):
+                    for key, label in zip(COLUMNS, LABELS, strict=True):
+                        table.add_column(label, key=key, width=WIDTHS.get(key))
+                yield results
+                yield Label("Near-misses — the best hits below the threshold", id="search-near-label")
+                yield near
+            with VerticalScroll(id="search-breakdown-scroll"):
+                yield BreakdownPanel(id="search-breakdown")
+
+    def on_mount(self) -> None:
+        self.query_one(BreakdownPanel).show(None, None, 0.35)
+        s = self.app.engine.settings.search  # type: ignore[attr-defined]
+        self._timings = self.app.engine.settings.tui.show_timings  # type: ignore[attr-defined]
+        self.query_one("#search-max", Input).value = str(s.max_results)
+        self.query_one("#search-min", Input).value = f"{s.min_score:g}"
+        self.query_one("#search-scoring", Select).value = s.scoring
+
+    # ------------------------------------------------------------------ running searches
+
+    def _params(self) -> tuple[int, float, tuple[str, ...], str] | None:
+        try:
+            max_results = int(self.query_one("#search-max", Input).value or "6")
+            min_score = float(self.query_one("#search-min", Input).value or "0.35")
+        except ValueError:
+            self.notify("max results and min score must be numbers", severity="warning")
+            return None
+        if not 1 <= max_results <= 200 or not 0 <= min_score <= 1:
+            self.notify("max results 1–200, min score 0–1", severity="warning")
+            return None
+        projects = tuple(p.strip() for p in self.query_one("#search-projects", Input).value.replace(",", ";")
+                         .split(";") if p.strip())
+        scoring = str(self.query_one("#search-scoring", Select).value)
+        return max_results, min_score, projects, scoring
+
+    def run_query(self, *, record: bool) -> None:
+        query = self.query_one("#search-query", Input).value.strip()
+        params = self._params()
+        if not query or params is None:
+            return
+        self._generation += 1
+        self._search(self._generation, query, *params, record)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def _search(self, generation: int, query: str, max_results: int, min_score: float,
+                projects: tuple[str, ...], scoring: str, record: bool) -> None:
+        engine = self.app.engine  # type: ignore[attr-defined]
+        try:
+            response = engine.search(query, max_results=max_results, min_score=min_score, project_keys=projects,
+                                     scoring=scoring, record=record, sync=False)
+        except ClawmemError as exc:
+            self.post_message(EngineFailed(str(exc), "search"))
+            return
+        except Exception as exc:  # a bug must not take the app down
+            self.post_message(EngineFailed(f"search failed: {exc}", "search"))
+            return
+        self.app.call_from_thread(self._show, generation, response, min_score)
+
+    def _show(self, generation: int, response: SearchResponse, min_score: float) -> None:
+        if generation != self._generation:
+            return  # a newer search is on its way
+        self.response = response
+        self._min_score = min_score
+        for table_id, hits in (("#search-results", response.results), ("#search-near", response.near_misses)):
+            table = self.query_one(table_id, ResultsTable)
+            rows = {f"{i}:{h.chunk_id}": hit_cells(i + 1, h) for i, h in enumerate(hits)}
+            table.clear()
+            for key, cells in rows.items():
+                table.add_row(*cells, key=key)
+        summary = Text.assemble(
+            (f"{len(response.results)} result{'s' if len(response.results) != 1 else ''}", "bold"),
+            (f" · {len(response.near_misses)} near-misses", "dim"),
+            (f" · {response.mode} · {response.scoring}", ""),
+            (f" · {response.vector_coverage * 100:.0f} % embedded", "dim") if response.mode != "fts-only" else ("", ""),
+            (f" · {response.timings_ms.get('total', 0):.0f} ms", "dim") if self._timings else ("", ""),
+        )
+        if response.threshold_rescue:
+            summary.append("  · nothing passed the threshold: keyword hits shown", style="yellow")
+        if response.keyword_probes:
+            summary.append(f"  · probes: {', '.join(response.keyword_probes)}", style="dim")
+        for warning in response.warnings:
+            summary.append(f"\n⚠ {warning}", style="yellow")
+        self.query_one("#search-summary", Static).update(summary)
+        self._show_breakdown(self._hit_for("#search-results", 0) or self._hit_for("#search-near", 0))
+
+    def _hit_for(self, table_id: str, row: int) -> SearchHit | None:
+        if self.response is None:
+            return None
+        hits = self.response.results if table_id == "#search-results" else self.response.near_misses
+        return hits[row] if 0 <= row < len(hits) else None
+
+    def _show_breakdown(self, hit: SearchHit | None) -> None:
+        self.query_one(BreakdownPanel).show(hit, self.response, getattr(self, "_min_score", 0.35))
+
+    def index_changed(self) -> None:
+        if self.query_one("#search-query", Input).value.strip():
+            self.run_query(record=False)
+
+    # ------------------------------------------------------------------ events
+
+    @on(Input.Changed)
+    def _changed(self, event: Input.Changed) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        if event.input.id == "search-query" and not event.value.strip():
+            return
+        self._timer = self.set_timer(DEBOUNCE_S, lambda: self.run_query(record=False))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+        self.run_query(record=True)
+        if event.input.id == "search-query":
+            self.query_one("#search-results", ResultsTable).focus()
+
+    @on(Select.Changed, "#search-scoring")
+    def _scoring_changed(self) -> None:
+        self.run_query(record=False)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if not event.data_table.has_focus:
+            return  # repopulating a table must not steal the panel from the focused one
+        self._show_breakdown(self._hit_for(f"#{event.data_table.id}", event.cursor_row))
+
+    def on_descendant_focus(self, event: object) -> None:
+        widget = getattr(event, "widget", None)
+        if isinstance(widget, ResultsTable) and widget.row_count:
+            self._show_breakdown(self._hit_for(f"#{widget.id}", widget.cursor_row))
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < NARROW, "narrow")
+
+    def action_leave_input(self) -> None:
+        self.query_one("#search-results", ResultsTable).focus()
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        hit = self._hit_for(f"#{event.data_table.id}", event.cursor_row)
+        if hit is not None:
+            self.post_message(OpenLocation(hit.path, hit.start_line))
+
+    def action_focus_query(self) -> None:
+        self.query_one("#search-query", Input).focus()
+
+    def action_focus_near(self) -> None:
+        self.query_one("#search-near", ResultsTable).focus()
+
+    def search_for(self, query: str) -> None:
+        """Fill the query box and search (used by the command palette)."""
+        self.query_one("#search-query", Input).value = query
+        self.run_query(record=False)

@@ -1,0 +1,112 @@
+"""Status pane: everything ``clawmem status --deep`` knows, plus reindex and force-rebuild
+actions with a progress bar that Escape cancels (the old index stays in place)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Label, ProgressBar, Static
+
+from engine.errors import ClawmemError
+from engine.status import StatusReport, build_status
+from tui.messages import EngineFailed, IndexProgress
+from tui.status_text import status_lines
+
+PHASE_LABEL = {
+    "model": "Loading the embedding model",
+    "text": "Indexing text",
+    "publish": "Publishing the rebuilt index",
+    "embed": "Embedding",
+}
+
+
+class StatusPane(Vertical):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("r", "reindex", "Reindex", id="status.reindex", tooltip="Index changed files, then embed."),
+        Binding("f", "rebuild", "Force rebuild", id="status.rebuild",
+                tooltip="Rebuild into a shadow index; the current one serves searches meanwhile."),
+        Binding("d", "deep", "Deep probe", id="status.deep", tooltip="Probe the model and the vector store."),
+        Binding("escape", "cancel", "Cancel", id="status.cancel", tooltip="Cancel indexing or embedding."),
+    ]
+    HELP = "status"
+
+    def __init__(self) -> None:
+        super().__init__(id="status-pane")
+        self._deep = False
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="status-progress-row"):
+            yield Label("Idle", id="status-phase")
+            yield ProgressBar(id="status-progress", show_eta=False)
+        with VerticalScroll(id="status-scroll", can_focus=True):
+            yield Static("Loading status…", id="status-lines")
+
+    def on_mount(self) -> None:
+        self.query_one(ProgressBar).update(total=1, progress=0)
+        self.query_one("#status-scroll").can_focus = True
+
+    def refresh_from_engine(self, paths: frozenset[str]) -> None:
+        self._load(self._deep)
+
+    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
+    def _load(self, deep: bool) -> None:
+        try:
+            report = build_status(self.app.engine, deep=deep)  # type: ignore[attr-defined]
+        except ClawmemError as exc:
+            self.post_message(EngineFailed(str(exc), "status"))
+            return
+        self.app.call_from_thread(self._show, report)
+
+    def _show(self, report: StatusReport) -> None:
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(style="bold", no_wrap=True)
+        grid.add_column()
+        for label, value in status_lines(report):
+            style = ""
+            if label == "Issues" and value != "none":
+                style = "yellow"
+            if label == "Fix":
+                style = "bold yellow"
+            grid.add_row(label, Text(value, style=style))
+        self.query_one("#status-lines", Static).update(grid)
+        bar = self.app.status_bar  # type: ignore[attr-defined]
+        bar.mode = f"{report.search_mode} · {report.chunks:,} chunks"  # type: ignore[attr-defined]
+
+    def show_progress(self, message: IndexProgress) -> None:
+        label = self.query_one("#status-phase", Label)
+        bar = self.query_one(ProgressBar)
+        if message.phase in PHASE_LABEL:
+            total = max(message.total, 1)
+            label.update(f"{PHASE_LABEL[message.phase]} {message.done:,}/{message.total:,}  (Esc cancels)"
+                         if message.total else PHASE_LABEL[message.phase])
+            bar.update(total=total, progress=message.done)
+        elif message.phase == "done":
+            label.update("Index up to date")
+            bar.update(total=1, progress=1)
+            self._load(self._deep)
+        elif message.phase == "cancelled":
+            label.update("Cancelled — the previous index is unchanged")
+            self._load(self._deep)
+        elif message.phase == "failed":
+            label.update(Text(f"Failed: {message.detail}", style="red"))
+
+    def action_reindex(self) -> None:
+        self.app.start_indexing()  # type: ignore[attr-defined]
+
+    def action_rebuild(self) -> None:
+        self.app.start_indexing(force=True)  # type: ignore[attr-defined]
+
+    def action_deep(self) -> None:
+        self._deep = True
+        self.query_one("#status-lines", Static).update("Probing the model and the vector store…")
+        self._load(True)
+
+    def action_cancel(self) -> None:
+        if self.app.cancel_indexing():  # type: ignore[attr-defined]
+            self.query_one("#status-phase", Label).update("Cancelling…")

@@ -1,0 +1,89 @@
+"""The score breakdown of one hit: how content, decay, importance, project factor, MMR rank and
+the threshold produced its score — with bars and the numbers behind them."""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+from engine.search.types import SearchHit, SearchResponse
+
+BAR_WIDTH = 12
+TIER = {3: "full path", 2: "file name", 1: "file stem"}
+
+
+def bar(value: float, width: int = BAR_WIDTH, style: str = "cyan") -> Text:
+    value = max(0.0, min(1.0, value))
+    full = int(round(value * width))
+    return Text.assemble(("█" * full, style), ("░" * (width - full), "dim"))
+
+
+def _n(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float) -> RenderableType:
+    b = hit.breakdown
+    head = Text.assemble(
+        (f"{hit.path}:{hit.start_line}-{hit.end_line}", "bold"),
+        ("  ·  score ", "dim"), (f"{hit.score:.3f}", "bold"),
+        ("  ·  ", "dim"),
+        ("passed" if b.passed_threshold else "below threshold", "green" if b.passed_threshold else "yellow"),
+    )
+    if hit.status == "superseded":
+        head.append("  ·  SUPERSEDED", style="bold yellow")
+    table = Table.grid(padding=(0, 1))
+    table.add_column(width=13)
+    table.add_column(width=BAR_WIDTH)
+    table.add_column(justify="right", width=6)
+    table.add_column(ratio=1)
+    weights = (0.7, 0.3)
+    cos = f"cosine {_n(b.vector_raw)}" if b.vector_raw is not None else "no vector for this chunk"
+    table.add_row("vector", bar(b.vector), _n(b.vector, 2), Text(cos, style="dim"))
+    if b.keyword_raw is not None and response.scoring == "calibrated":
+        kw_note = f"covers {b.keyword * 100:.0f} % of the query · bm25 {b.keyword_raw:.2f}"
+    elif b.keyword_raw is not None:
+        kw_note = f"bm25 {b.keyword_raw:.2f}, boosted"
+    elif "keyword" in hit.legs:
+        kw_note = f"substring match · covers {b.keyword * 100:.0f} % of the query"
+    else:
+        kw_note = "path match" if b.path_tier or "path" in hit.legs else "no keyword match"
+    table.add_row("keyword", bar(b.keyword, style="magenta"), _n(b.keyword, 2), Text(kw_note, style="dim"))
+    formula = f"= {weights[0]}·{b.vector:.2f} + {weights[1]}·{b.keyword:.2f}"
+    if b.path_tier:
+        formula += f"  → (1+c)/2 ({TIER.get(b.path_tier, '')})"
+    table.add_row("content", bar(b.content, style="blue"), _n(b.content, 2), Text(formula, style="dim"))
+    age = "evergreen (never decays)" if b.age_days is None else f"{b.age_days:.1f} days old, half-life 30"
+    table.add_row("× decay", bar(b.decay, style="yellow"), _n(b.decay, 3), Text(age, style="dim"))
+    imp = f"importance {b.importance}" if b.importance else "no importance annotation"
+    table.add_row("× importance", Text(""), _n(b.importance_factor, 2), Text(imp, style="dim"))
+    proj = ", ".join(hit.project_keys) if hit.project_keys else "untagged"
+    table.add_row("× project", Text(""), _n(b.project_factor, 2), Text(proj, style="dim"))
+    verdict = "≥" if b.pre_threshold >= min_score or b.path_tier else "<"
+    shown = f"shown as {hit.score:.3f} (exact path tier first)" if b.path_tier else f"{verdict} min score {min_score}"
+    table.add_row(Text("= score", style="bold"), bar(b.pre_threshold, style="green"), _n(b.pre_threshold, 3),
+                  Text(shown, style="bold" if b.passed_threshold else "yellow"))
+    tail = Text.assemble(
+        ("MMR rank ", "dim"), (f"#{b.mmr_rank}" if b.mmr_rank else "—", ""),
+        ("  ·  found by ", "dim"), (", ".join(hit.legs) or "—", ""),
+        ("  ·  origin ", "dim"), (hit.provenance.origin_class,
+                                  "bold red" if hit.provenance.origin_class == "untrusted" else ""),
+    )
+    parts: list[RenderableType] = [head, Text(""), table, Text(""), tail]
+    if hit.note:
+        parts.append(Text(f"note: {hit.note}", style="yellow"))
+    if response.calibration and b.vector_raw is not None:
+        parts.append(Text(f"vector: {response.calibration}", style="dim"))
+    parts.append(Text(""))
+    parts.append(Text(hit.snippet.strip(), style="italic"))
+    return Group(*parts)
+
+
+class BreakdownPanel(Static):
+    def show(self, hit: SearchHit | None, response: SearchResponse | None, min_score: float) -> None:
+        if hit is None or response is None:
+            self.update(Text("Select a result to see how its score was built.", style="dim"))
+        else:
+            self.update(render_breakdown(hit, response, min_score))
