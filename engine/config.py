@@ -102,6 +102,12 @@ class IntentSettings:
 
 
 @dataclass(frozen=True)
+class SessionSettings:
+    # Channels where the person speaking is the owner; anywhere else a user turn is untrusted.
+    trusted_channels: tuple[str, ...] = ("cli", "tui", "direct", "dm", "private", "webchat")
+
+
+@dataclass(frozen=True)
 class TuiSettings:
     keymap: Mapping[str, str] = field(default_factory=dict)  # binding id -> keys, e.g. "editor.save" = "ctrl+w"
     theme: str = "textual-dark"
@@ -122,6 +128,7 @@ class Settings:
     bootstrap: BootstrapSettings = field(default_factory=BootstrapSettings)
     dreaming: DreamingSettings = field(default_factory=DreamingSettings)
     intents: IntentSettings = field(default_factory=IntentSettings)
+    sessions: SessionSettings = field(default_factory=SessionSettings)
     tui: TuiSettings = field(default_factory=TuiSettings)
     now: str | None = None  # fixed clock (ISO 8601), from CLAWMEM_NOW
     models_path: Path | None = None  # shared model cache (CLAWMEM_MODELS_DIR); default <home>/models
@@ -201,6 +208,7 @@ _SECTIONS: dict[str, type] = {
     "bootstrap": BootstrapSettings,
     "dreaming": DreamingSettings,
     "intents": IntentSettings,
+    "sessions": SessionSettings,
     "tui": TuiSettings,
 }
 

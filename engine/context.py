@@ -52,7 +52,6 @@ from engine.workspace.annotations import (
     strip_annotation_carriers,
 )
 from engine.workspace.entries import parse_entries
-from engine.workspace.files import origin_for_rel
 
 if TYPE_CHECKING:
     from engine.facade import MemoryEngine
@@ -248,18 +247,14 @@ def origin_eligible(origin_class: str) -> bool:
 def curated_file_eligibility(engine: MemoryEngine, rel: str) -> Eligibility:
     """May this curated file be injected at all? The one place the file-level rule lives.
 
-    Today: the path's origin (root curated files are ``agent``) and every origin class the index
-    recorded for the file's chunks must be owner/agent. Flush provenance (a file with an
-    ``untrusted`` segment) will arrive through the index's provenance rows.
+    The path's origin (root curated files are ``agent``), every origin class the index recorded
+    for the file's chunks and its flush provenance (an ``untrusted`` segment) must all be
+    owner/agent; the rule lives in :func:`engine.trust.auto_inject_verdict`.
     """
-    origin = origin_for_rel(rel)
-    recorded = context_rows.file_origin_classes(engine.store.conn(), rel)
-    bad = [c for c in recorded if not origin_eligible(c)]
-    if bad:
-        return Eligibility(False, bad[0], f"{rel} has {bad[0]} content (auto-injection needs owner or agent origin)")
-    if not origin_eligible(origin):
-        return Eligibility(False, origin, f"{rel} has origin {origin} (auto-injection needs owner or agent)")
-    return Eligibility(True, recorded[0] if recorded else origin, None)
+    from engine.trust import auto_inject_verdict
+
+    verdict = auto_inject_verdict(engine.store.conn(), engine.workspace, rel)
+    return Eligibility(verdict.eligible, verdict.origin_class, verdict.reason)
 
 
 # --------------------------------------------------------------------------- service

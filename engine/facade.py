@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine import memory_get as memget
-from engine import recall
+from engine import recall, session_index, trust
 from engine.config import Settings
 from engine.embed.provider import EmbeddingProvider, provider_key
 from engine.embed.select import ProviderChoice, select_provider
@@ -261,6 +261,8 @@ class MemoryEngine:
             files = self.files()
             rebuilt = False
             keep_semantic = state.stored is not None and semantic_only_differences(state.stored, state.expected)
+            origin = trust.origin_resolver(conn, self.workspace)  # flush provenance lowers path origins
+            sessions_on = session_index.enabled(self.settings)  # the "sessions" source; skips tombstoned
             if force or state.empty or (state.mismatched and not keep_semantic):
                 result = shadow_rebuild(
                     conn,
@@ -271,8 +273,12 @@ class MemoryEngine:
                     identity=state.expected,
                     embedder=embedder,
                     vec=vec,
+                    origin=origin,
                     progress=progress,
                     cancel=cancel,
+                    before_publish=session_index.rebuild_hook(conn, self.settings, self.clock, embedder)
+                    if sessions_on
+                    else None,
                 )
                 stats = result.stats
                 rebuilt = True
@@ -294,9 +300,12 @@ class MemoryEngine:
                     embedder=embedder,
                     vec=vec and embedder is not None,
                     only=only,
+                    origin=origin,
                     progress=progress,
                     cancel=cancel,
                 )
+                if sessions_on and only is None and not stats.cancelled:
+                    session_index.sync_sessions(conn, conn, self.settings, self.clock, embedder=embedder)
         # Embedding runs after the text phase released the reindex lock: it can take minutes,
         # and a watcher sync or another search must not wait for it.
         embed_stats: EmbedStats | None = None

@@ -106,16 +106,11 @@ class DreamingService:
         return _DreamLock(self)
 
     def _file_origins(self, paths: Iterable[str]) -> dict[str, str]:
-        """File-level origin for promotion: a file with any untrusted chunk is untrusted (flush quarantine)."""
-        conn = self._conn()
-        out: dict[str, str] = {}
-        for path in set(paths):
-            classes = dreaming_rows.file_origin_classes(conn, path)
-            if "untrusted" in classes:
-                out[path] = "untrusted"
-            elif "system" in classes:
-                out[path] = "system"
-        return out
+        """File-level origin for promotion: a file with any untrusted chunk or flush segment is
+        untrusted (flush quarantine); the rule lives in :func:`engine.trust.file_promotion_origins`."""
+        from engine.trust import file_promotion_origins
+
+        return file_promotion_origins(self._conn(), self.engine.workspace, paths)
 
     def _sync_memory(self) -> list[str]:
         try:

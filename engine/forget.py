@@ -1,0 +1,1112 @@
+"""Lineage forget (spec §7): a plan that shows every artifact, a run that deletes them, and a
+residual check that proves nothing is left.
+
+``plan(selectors)`` resolves each selector (a session id, or a session key: every session with
+that key) and lists, without writing anything:
+
+- **entries**: MEMORY.md entries whose origin rows point at a selected session, removed whole
+  with their promotion and lineage markers (mixed-lineage entries too); a Dreaming section left
+  empty loses its heading;
+- **memory lines**: sections that name a selected ``Session ID`` (the session-memory note), the
+  session's flush segments, and every other line (DREAMS.md, dreaming reports, notes, MEMORY.md)
+  that contains a *selected snippet* — a 12+ character line of the session's transcript or of the
+  text removed above, unless another session's transcript or flush has the same text; a
+  ``memory/`` file left empty is deleted;
+- the session corpus (``memory/.dreams/session-corpus/``) lines that carry a snippet or the id;
+- **index**: every chunk of a changed file (re-indexed from the new text afterwards), stale
+  chunks anywhere that still hold a snippet, the session's ``sessions`` chunks, their FTS and
+  vector rows, and embedding-cache rows computed from text that held a snippet;
+- **plugin state**: recall-store entries (by key, by line, by snippet), their daily-ingestion
+  ledger rows (seen-hash scopes) and rejections; preimages and review-queue proposals that hold
+  a snippet or a removed entry key (deleted: a rewrite whose preimage is gone cannot be reverted);
+- **origins**: the origin rows of the removed entries and of the sessions, and their flush segments;
+- what **survives** and why: transcripts (kept, as in OpenClaw, unless ``purge_transcripts``),
+  USER.md (never edited), legacy entries without origin rows, other agents' rows, text that
+  paraphrases the session.
+
+``run(selectors)`` records tombstones (reason ``forgotten``) first, then deletes in the spec's
+order — index and plugin state, memory files (atomic, hash-checked, removing whole lines only),
+corpus, origins — re-indexes the changed files and searches every selected snippet in files,
+chunks, FTS, the recall store, preimages, proposals and run reports: the residual check.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from engine import flush as flushing
+from engine import session_index, trust
+from engine.dreaming.times import iso_ms
+from engine.errors import ClawmemError, ConflictError
+from engine.index.lock import ReindexLock
+from engine.store import forget_rows, recall_rows
+from engine.store import sessions_rows as srows
+from engine.workspace.entries import parse_entries
+from engine.workspace.files import discover
+from engine.workspace.reading import decode_memory_bytes, sha256_bytes
+from engine.workspace.writes import replace_file
+
+if TYPE_CHECKING:
+    from engine.facade import MemoryEngine
+
+CURATED = ("MEMORY.md", "memory.md")
+NEVER_EDITED = ("USER.md",)
+ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md", "dreams.md")
+CORPUS_DIR = "memory/.dreams/session-corpus/"
+PREFIX_PROBE_CHARS = 100  # long snippets also match by their first 100 characters (truncated copies)
+_SESSION_ID = re.compile(r"^\s*(?:[-*+]\s+)?\**Session ID\**\s*:\s*\**\s*([^\s*]+?)\**\s*$")
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s")
+_DREAMING_HEADING = re.compile(
+    r"^(?:## Consolidated Memory \(|## Promoted From Short-Term Memory \(|### Project: |### Global\s*$)"
+)
+_BOILERPLATE = re.compile(
+    r"^(?:#\s*Session:|\**Session Key\**\s*:|\**Source\**\s*:|#+\s*Conversation Summary|#+\s*Consolidated Memory|"
+    r"#+\s*Promoted From Short-Term Memory|#+\s*Long-Term Memory)",
+    re.IGNORECASE,
+)
+_COMMENT = re.compile(r"<!--[\s\S]*?-->")
+_SOURCE_TAIL = re.compile(r"\s+Source:\s+\S+#L\d+-L\d+\s*$")
+_SCORE_TAIL = re.compile(r"\s+\[score=[^\]]*\]\s*$")
+_ROLE = re.compile(r"^(?:user|assistant|tool):\s*")
+
+
+# ---------------------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class SessionResolution:
+    selector: str
+    session_id: str
+    session_key: str | None
+    source: str  # live | archived | unresolved
+    kind: str | None
+    event_count: int
+
+
+@dataclass(frozen=True)
+class LineItem:
+    path: str
+    line: int  # 1-based, in the file as it is now
+    text: str
+    reason: str  # entry | section | segment | snippet | heading | corpus
+
+
+@dataclass(frozen=True)
+class EntryItem:
+    entry_key: str
+    path: str
+    start_line: int  # first marker line
+    end_line: int
+    text: str
+    sessions: tuple[str, ...]  # every session its origin rows name
+    mixed: bool  # also derived from sessions that are not being forgotten
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    action: str  # rewrite | delete
+    base_sha256: str
+    lines_removed: int  # lines with text (blank lines between them go too, unlisted)
+    corpus: bool
+
+
+@dataclass(frozen=True)
+class ChunkItem:
+    chunk_id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    has_vector: bool
+    holds_text: bool  # its text holds a selected snippet (its cached embedding is deleted too)
+
+
+@dataclass(frozen=True)
+class CacheItem:
+    provider: str
+    model: str
+    hash: str
+
+
+@dataclass(frozen=True)
+class RecallItem:
+    entry_key: str
+    path: str
+    start_line: int
+    end_line: int
+    snippet: str
+    why: str  # entry key | removed lines | snippet | file deleted
+
+
+@dataclass(frozen=True)
+class LedgerItem:
+    day: str
+    path: str
+    claim_key: str
+
+
+@dataclass(frozen=True)
+class StateItem:
+    """A preimage or a review-queue proposal that holds forgotten text."""
+
+    kind: str  # preimage | proposal
+    key: str  # preimage key or proposal id
+    proposal_id: str
+    status: str | None  # the proposal's status
+
+
+@dataclass(frozen=True)
+class OriginItem:
+    entry_key: str
+    session_id: str
+    session_key: str | None
+    origin_class: str
+
+
+@dataclass(frozen=True)
+class SegmentItem:
+    path: str
+    seq: int
+    session_id: str
+    kind: str
+    line_start: int | None
+    line_end: int | None
+
+
+@dataclass(frozen=True)
+class CuratedWrite:
+    relative_path: str
+    observed_at: str | None
+
+
+@dataclass(frozen=True)
+class Survivor:
+    what: str
+    where: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Refusal:
+    what: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ArtifactCounts:
+    memory_files: int = 0
+    memory_entries: int = 0
+    memory_lines: int = 0
+    session_corpus_files: int = 0
+    session_corpus_lines: int = 0
+    index_chunks: int = 0
+    index_sources: int = 0
+    fts_rows: int = 0
+    vector_rows: int = 0
+    embedding_cache_rows: int = 0
+    short_term_entries: int = 0
+    seen_hash_scopes: int = 0
+    backups: int = 0
+    origin_rows: int = 0
+    proposals: int = 0
+    flush_segments: int = 0
+    transcript_events: int = 0
+
+    def spec(self) -> dict[str, int]:
+        """The spec's ``artifacts`` object (camelCase, its fields only)."""
+        return {
+            "memoryFiles": self.memory_files,
+            "memoryEntries": self.memory_entries,
+            "memoryLines": self.memory_lines,
+            "sessionCorpusFiles": self.session_corpus_files,
+            "sessionCorpusLines": self.session_corpus_lines,
+            "indexChunks": self.index_chunks,
+            "indexSources": self.index_sources,
+            "ftsRows": self.fts_rows,
+            "vectorRows": self.vector_rows,
+            "embeddingCacheRows": self.embedding_cache_rows,
+            "shortTermEntries": self.short_term_entries,
+            "seenHashScopes": self.seen_hash_scopes,
+            "backups": self.backups,
+            "originRows": self.origin_rows,
+        }
+
+
+@dataclass(frozen=True)
+class ForgetPlan:
+    agent_id: str
+    dry_run: bool
+    selectors: tuple[str, ...]
+    session_ids: tuple[str, ...]
+    resolutions: tuple[SessionResolution, ...]
+    entry_keys: tuple[str, ...]
+    mixed_lineage_entry_keys: tuple[str, ...]
+    untargetable_entry_keys: tuple[str, ...]
+    curated_writes: tuple[CuratedWrite, ...]
+    refusals: tuple[Refusal, ...]
+    artifacts: ArtifactCounts
+    files: tuple[FileChange, ...]
+    entries: tuple[EntryItem, ...]
+    lines: tuple[LineItem, ...]
+    chunks: tuple[ChunkItem, ...]
+    index_sources: tuple[tuple[str, str], ...]  # (path, source)
+    cache_rows: tuple[CacheItem, ...]
+    recall_entries: tuple[RecallItem, ...]
+    seen_hash_scopes: tuple[LedgerItem, ...]
+    state: tuple[StateItem, ...]
+    origin_rows: tuple[OriginItem, ...]
+    segments: tuple[SegmentItem, ...]
+    survives: tuple[Survivor, ...]
+    snippets: tuple[str, ...]  # what the residual check searches for
+    purge_transcripts: bool
+    fingerprint: str
+
+    def report(self) -> dict[str, Any]:
+        """The spec's dry-run JSON report (§7), camelCase, plus clawmem's ``details``."""
+        return {
+            "agentId": self.agent_id,
+            "dryRun": self.dry_run,
+            "sessionIds": list(self.session_ids),
+            "sessionResolutions": [
+                {"sessionId": r.session_id, "sessionKey": r.session_key, "source": r.source} for r in self.resolutions
+            ],
+            "entryKeys": list(self.entry_keys),
+            "mixedLineageEntryKeys": list(self.mixed_lineage_entry_keys),
+            "untargetableEntryKeys": list(self.untargetable_entry_keys),
+            "curatedWrites": [
+                {"relativePath": w.relative_path, "observedAt": w.observed_at} for w in self.curated_writes
+            ],
+            "refusals": [{"what": r.what, "reason": r.reason} for r in self.refusals],
+            "artifacts": self.artifacts.spec(),
+        }
+
+
+@dataclass(frozen=True)
+class ResidualHit:
+    where: str  # file | chunk | fts | embedding-cache | recall | preimage | proposal | run-report | origin | segment
+    # | transcript
+    location: str  # path:line, chunk id, entry key, preimage key, proposal id …
+    snippet: str  # the selected snippet found (or what is left)
+    excerpt: str
+    note: str | None = None  # why it is expected (e.g. USER.md is never edited)
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    plan: ForgetPlan
+    tombstoned: tuple[str, ...]
+    refusals: tuple[Refusal, ...]  # the plan's, plus files that changed during the run
+    warnings: tuple[str, ...]
+    residual: tuple[ResidualHit, ...]
+
+    @property
+    def residual_count(self) -> int:
+        return len(self.residual)
+
+
+# ---------------------------------------------------------------------------------- computation
+
+
+@dataclass
+class _File:
+    rel: str
+    path: Path
+    data: bytes
+    lines: list[str]  # decoded line texts (no newline), numbered like the index
+    corpus: bool
+    remove: dict[int, str] = field(default_factory=dict)  # line -> reason
+
+    @property
+    def sha(self) -> str:
+        return sha256_bytes(self.data)
+
+
+@dataclass
+class _Work:
+    plan: ForgetPlan
+    files: list[_File]
+    new_bytes: dict[str, bytes | None]  # None: delete the file
+    probes: list[str]
+    deleted_sources: list[tuple[str, str]]
+    cache_hashes: list[str]
+    recall_keys: list[str]
+    ledger: list[forget_rows.LedgerRow]
+    preimage_keys: list[str]
+    proposal_ids: list[str]
+    lost_segments: list[srows.SegmentRow]
+
+
+def _split_lines(data: bytes) -> list[str] | None:
+    """Line texts numbered like the index (None when the file has bare CR line ends)."""
+    try:
+        text, _, _ = decode_memory_bytes(data)
+    except ValueError:
+        return None
+    raw = data.decode("utf-8")
+    if "\r" in raw.replace("\r\n", ""):
+        return None
+    return text.split("\n")
+
+
+def _fact(text: str) -> str:
+    """An entry or note line reduced to its fact: no comments, Source/score tails, bullets or role."""
+    out = _COMMENT.sub(" ", text)
+    out = _SOURCE_TAIL.sub("", out)
+    out = _SCORE_TAIL.sub("", out)
+    out = trust.normalize(out)
+    return _ROLE.sub("", out)
+
+
+def _matches(line: str, probes: Sequence[str]) -> str | None:
+    norm = trust.normalize(line)
+    for p in probes:
+        if p in norm:
+            return p
+    return None
+
+
+def _excerpt(text: str, probe: str | None = None, width: int = 160) -> str:
+    flat = " ".join(text.split())
+    if probe and probe in flat and len(flat) > width:
+        at = max(0, flat.index(probe) - 20)
+        return ("…" if at else "") + flat[at : at + width] + ("…" if at + width < len(flat) else "")
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+class ForgetService:
+    def __init__(self, engine: MemoryEngine) -> None:
+        self.engine = engine
+
+    @property
+    def _conn(self) -> apsw.Connection:
+        return self.engine.store.conn()
+
+    # ------------------------------------------------------------------------------ resolution
+
+    def resolve(self, selectors: Sequence[str]) -> tuple[SessionResolution, ...]:
+        conn = self._conn
+        out: list[SessionResolution] = []
+        seen: set[str] = set()
+        for raw in selectors:
+            sel = raw.strip()
+            found: list[SessionResolution] = []
+            w = srows.get_window(conn, sel)
+            if w is not None:
+                found.append(SessionResolution(sel, w.session_id, w.session_key, "live", w.kind, w.event_count))
+            else:
+                found.extend(
+                    SessionResolution(sel, k.session_id, k.session_key, "live", k.kind, k.event_count)
+                    for k in srows.windows_by_key(conn, sel)
+                )
+                archived_key = srows.known_origin_session(conn, sel)
+                segs = srows.segments_for_sessions(conn, [sel])
+                if not found and (archived_key is not None or segs or srows.tombstone(conn, sel) is not None):
+                    key = archived_key or (segs[0].session_key if segs else None)
+                    found.append(SessionResolution(sel, sel, key or None, "archived", None, 0))
+                if not found:
+                    found.extend(
+                        SessionResolution(sel, sid, sel, "archived", None, 0)
+                        for sid in srows.origin_sessions_with_key(conn, sel)
+                    )
+            if not found:
+                found.append(SessionResolution(sel, sel, None, "unresolved", None, 0))
+            for r in found:
+                if r.session_id not in seen:
+                    seen.add(r.session_id)
+                    out.append(r)
+        return tuple(out)
+
+    # ------------------------------------------------------------------------------------ plan
+
+    def plan(self, selectors: Sequence[str], *, purge_transcripts: bool = False) -> ForgetPlan:
+        """What a forget of these sessions would delete and keep; writes nothing."""
+        return self._compute(selectors, purge_transcripts).plan
+
+    def _compute(self, selectors: Sequence[str], purge: bool) -> _Work:
+        cleaned = tuple(dict.fromkeys(s.strip() for s in selectors if s.strip()))
+        if not cleaned:
+            raise ClawmemError("give at least one --session ID or KEY (see `clawmem session list`)")
+        self.engine.require_workspace()
+        conn = self._conn
+        agent = self.engine.settings.agent_id
+        workspace = self.engine.workspace
+        resolutions = self.resolve(cleaned)
+        ids = tuple(r.session_id for r in resolutions)
+        selected = set(ids)
+        live = [r.session_id for r in resolutions if r.source == "live"]
+        refusals: list[Refusal] = []
+        survives: list[Survivor] = []
+
+        # Origin rows → entry keys.
+        origin_rows = [o for o in srows.origins_for_sessions(conn, ids) if o.agent_id == agent]
+        entry_keys = tuple(dict.fromkeys(o.entry_key for o in origin_rows))
+        all_rows = [o for o in srows.origins_for_entries(conn, entry_keys) if o.agent_id == agent]
+        sessions_of: dict[str, list[str]] = {}
+        for o in all_rows:
+            sessions_of.setdefault(o.entry_key, []).append(o.session_id)
+        mixed = tuple(k for k in entry_keys if any(s not in selected for s in sessions_of.get(k, [])))
+        keyed = srows.entry_keys_with_origins(conn, agent)
+
+        # Transcript snippets, and texts other sessions own (never deleted as snippets).
+        transcript_probes: list[str] = []
+        for sid in live:
+            for ev in srows.events(conn, sid):
+                transcript_probes.extend(trust.snippet_lines(str(json.loads(ev.event_json).get("text", ""))))
+        protected = [trust.normalize(t) for t in srows.event_texts_except(conn, ids)]
+
+        # Files.
+        files: list[_File] = []
+        for mf in discover(workspace, self.engine.settings.index.extra_paths):
+            if mf.rel.startswith("/") or ":" in mf.rel[:3] or mf.path.is_symlink():
+                continue
+            loaded = self._load(mf.rel, mf.path, refusals, survives)
+            if loaded is not None:
+                files.append(loaded)
+        corpus_dir = workspace / CORPUS_DIR
+        if corpus_dir.is_dir() and not corpus_dir.is_symlink():
+            known = {f.rel for f in files}
+            for cp in sorted(corpus_dir.rglob("*")):
+                rel = cp.relative_to(workspace).as_posix()
+                if cp.is_file() and not cp.is_symlink() and cp.suffix in (".md", ".txt") and rel not in known:
+                    loaded = self._load(rel, cp, refusals, survives)
+                    if loaded is not None:
+                        files.append(loaded)
+        for f in files:
+            f.corpus = f.rel.startswith(CORPUS_DIR)
+        by_rel = {f.rel: f for f in files}
+
+        # Segments of the selected sessions, and the texts other sessions' segments hold.
+        segments: list[SegmentItem] = []
+        lost: list[srows.SegmentRow] = []
+        for rel in sorted(srows.segment_paths(conn)):
+            sf = by_rel.get(rel)
+            data = sf.data if sf is not None else b""
+            prov = flushing.load(conn, rel, data)
+            spans = flushing.line_spans(data)
+            for loc in prov.located:
+                seg_sid = loc.row.session_id
+                if seg_sid is not None and seg_sid in selected:
+                    segments.append(SegmentItem(rel, loc.row.seq, seg_sid, loc.row.kind, loc.line_start, loc.line_end))
+                    if sf is not None:
+                        first = loc.line_start
+                        if loc.byte_start > spans[first - 1][0]:
+                            first += 1  # starts mid-line (after text without a final newline): keep that line
+                        for n in range(first, loc.line_end + 1):
+                            if sf.lines[n - 1].strip():
+                                sf.remove.setdefault(n, "segment")
+                elif seg_sid is not None and sf is not None:
+                    protected.extend(trust.normalize(sf.lines[n - 1]) for n in range(loc.line_start, loc.line_end + 1))
+            for seg in prov.lost:
+                if seg.session_id in selected:
+                    lost.append(seg)
+                    segments.append(SegmentItem(rel, seg.seq, seg.session_id or "", seg.kind, None, None))
+                    refusals.append(
+                        Refusal(
+                            f"{rel} ({seg.kind} of session {seg.session_id})",
+                            "changed after it was written and cannot be located; its record is deleted and the "
+                            "residual check searches for its text",
+                        )
+                    )
+
+        # Entries with origin rows; markers without any.
+        entries: list[EntryItem] = []
+        untargetable: list[str] = []
+        observed: dict[str, int] = {}
+        for rel in CURATED:
+            cf = by_rel.get(rel)
+            if cf is None:
+                continue
+            text = "\n".join(cf.lines)
+            for ent in parse_entries(rel, text, curated_root=True):
+                key = ent.promotion_key
+                if key is None:
+                    continue
+                if key in entry_keys:
+                    for n in range(ent.marker_line, ent.end_line + 1):
+                        cf.remove.setdefault(n, "entry")
+                    entries.append(
+                        EntryItem(
+                            key,
+                            rel,
+                            ent.marker_line,
+                            ent.end_line,
+                            "\n".join(cf.lines[ent.marker_line - 1 : ent.end_line]),
+                            tuple(dict.fromkeys(sessions_of.get(key, []))),
+                            key in mixed,
+                        )
+                    )
+                    at = max((o.observed_at for o in all_rows if o.entry_key == key), default=0)
+                    observed[rel] = max(observed.get(rel, 0), at)
+                elif key not in keyed:
+                    untargetable.append(key)
+            self._drop_empty_dreaming_sections(cf)
+
+        # Sections naming a selected Session ID.
+        for f in files:
+            if f.rel in NEVER_EDITED:
+                continue
+            for n, line in enumerate(f.lines, start=1):
+                m = _SESSION_ID.search(line)
+                if m and m.group(1).rstrip(".,;:") in selected:
+                    for k in self._section(f.lines, n):
+                        f.remove.setdefault(k, "section")
+
+        # Selected snippets: transcript lines plus the facts of what was removed so far.
+        removed_facts: list[str] = []
+        for f in files:
+            for n, reason in f.remove.items():
+                line = f.lines[n - 1]
+                if (
+                    reason in ("entry", "section", "segment")
+                    and not _HEADING.match(line)
+                    and _COMMENT.sub("", line).strip()
+                    and not _BOILERPLATE.match(trust.normalize(line))
+                ):
+                    fact = _fact(line)
+                    if len(fact) >= trust.MIN_SNIPPET_CHARS:
+                        removed_facts.append(fact)
+        candidates = list(dict.fromkeys([*transcript_probes, *removed_facts]))
+        probes: list[str] = []
+        shared: list[str] = []
+        for p in candidates:
+            if any(p in t for t in protected):
+                shared.append(p)
+            else:
+                probes.append(p)
+        for p in list(probes):
+            if len(p) > PREFIX_PROBE_CHARS:
+                prefix = p[:PREFIX_PROBE_CHARS]
+                if prefix not in probes and not any(prefix in t for t in protected):
+                    probes.append(prefix)
+        if shared:
+            survives.append(
+                Survivor(
+                    f"{len(shared)} line(s) of text",
+                    "other sessions",
+                    "the same text is in another session's transcript or flush, so lines holding it are kept",
+                )
+            )
+
+        # Lines holding a snippet, anywhere but USER.md; session ids in the corpus.
+        for f in files:
+            for n, line in enumerate(f.lines, start=1):
+                if n in f.remove or not line.strip():
+                    continue
+                hit = _matches(line, probes)
+                if f.corpus and hit is None and any(sid in line for sid in selected):
+                    hit = "session id"
+                if hit is None:
+                    continue
+                if f.rel in NEVER_EDITED:
+                    survives.append(
+                        Survivor(
+                            "a line holding a selected snippet", f"{f.rel}:{n}", "USER.md is never edited by forget"
+                        )
+                    )
+                    continue
+                f.remove[n] = "corpus" if f.corpus else "snippet"
+            if f.rel in CURATED:
+                self._drop_empty_dreaming_sections(f)
+
+        # New bytes per file.
+        new_bytes: dict[str, bytes | None] = {}
+        changes: list[FileChange] = []
+        line_items: list[LineItem] = []
+        for f in files:
+            if not f.remove:
+                continue
+            new = flushing.remove_lines(f.data, set(f.remove))
+            remaining = new.decode("utf-8", "replace").replace("\ufeff", "")
+            delete = not remaining.strip() and f.rel not in ROOT_FILES
+            new_bytes[f.rel] = None if delete else new
+            listed = [n for n in sorted(f.remove) if f.lines[n - 1].strip()]
+            changes.append(FileChange(f.rel, "delete" if delete else "rewrite", f.sha, len(listed), f.corpus))
+            line_items.extend(LineItem(f.rel, n, f.lines[n - 1], f.remove[n]) for n in listed)
+        changed = {c.path for c in changes}
+
+        # Index rows.
+        chunks: list[ChunkItem] = []
+        sources: list[tuple[str, str]] = []
+        cache_hashes: list[str] = []
+        surviving_hashes: set[str] = set()
+        session_paths = {session_index.session_path(s) for s in ids}
+        for c in forget_rows.chunk_texts(conn):
+            holds = _matches(c.text, probes) is not None
+            if c.source == "memory" and c.path in changed:
+                f = by_rel[c.path]
+                overlaps = any(c.start_line <= n <= c.end_line for n in f.remove)
+                take = True
+                holds = holds or overlaps
+            elif c.source == session_index.SOURCE and c.path in session_paths:
+                take, holds = True, True
+            elif holds and c.path not in NEVER_EDITED:
+                take = True  # stale: the file no longer holds it (or it is not indexed from a file)
+            else:
+                take = False
+            if take:
+                chunks.append(ChunkItem(c.id, c.path, c.source, c.start_line, c.end_line, False, holds))
+                if (c.path, c.source) not in sources:
+                    sources.append((c.path, c.source))
+                if holds:
+                    cache_hashes.append(c.hash)
+            else:
+                surviving_hashes.add(c.hash)
+                if holds:
+                    survives.append(
+                        Survivor(
+                            "an index chunk holding a selected snippet",
+                            f"{c.path}:{c.start_line}-{c.end_line}",
+                            "its file is USER.md, which forget never edits",
+                        )
+                    )
+        vectors = forget_rows.vector_ids(conn, [c.chunk_id for c in chunks])
+        chunks = [
+            ChunkItem(c.chunk_id, c.path, c.source, c.start_line, c.end_line, c.chunk_id in vectors, c.holds_text)
+            for c in chunks
+        ]
+        # Whole sources go (a later sync re-indexes the file), so every chunk of a listed source is deleted.
+        cache_hashes = [h for h in dict.fromkeys(cache_hashes) if h not in surviving_hashes]
+        caches = forget_rows.cache_rows(conn, cache_hashes)
+        source_rows = [s for s in sources if forget_rows.source_exists(conn, *s)]
+
+        # Recall store and its ledgers.
+        recall_items: list[RecallItem] = []
+        for rr in recall_rows.all_rows(conn):
+            why: str | None = None
+            if rr.entry_key in entry_keys:
+                why = "entry key"
+            elif rr.path in new_bytes and new_bytes[rr.path] is None:
+                why = "file deleted"
+            elif rr.path in by_rel and any(rr.start_line <= n <= rr.end_line for n in by_rel[rr.path].remove):
+                why = "removed lines"
+            elif _matches(rr.snippet, probes) is not None:
+                why = "snippet"
+            if why:
+                recall_items.append(RecallItem(rr.entry_key, rr.path, rr.start_line, rr.end_line, rr.snippet, why))
+        recall_keys = [rr.entry_key for rr in recall_items]
+        deleted_files = {rel for rel, b in new_bytes.items() if b is None}
+        ledger = [
+            row for row in forget_rows.ledger_rows(conn) if row.claim_key in recall_keys or row.path in deleted_files
+        ]
+
+        # Preimages and proposals.
+        state: list[StateItem] = []
+        proposal_ids: list[str] = []
+        for prop in forget_rows.proposals(conn):
+            if any(self._holds(t, probes, entry_keys) for t in prop.texts):
+                proposal_ids.append(prop.id)
+                state.append(StateItem("proposal", prop.id, prop.id, prop.status))
+        preimage_keys: list[str] = []
+        for pre in forget_rows.preimages(conn):
+            if pre.proposal_id in proposal_ids or self._holds(pre.text, probes, entry_keys):
+                preimage_keys.append(pre.key)
+                state.append(StateItem("preimage", pre.key, pre.proposal_id, None))
+
+        # Origins and segments.
+        origin_items = [OriginItem(o.entry_key, o.session_id, o.session_key, o.origin_class) for o in all_rows]
+        origin_items += [
+            OriginItem(o.entry_key, o.session_id, o.session_key, o.origin_class)
+            for o in origin_rows
+            if o.entry_key not in entry_keys
+        ]
+        origin_count = forget_rows.origin_row_count(conn, keys=entry_keys, session_ids=ids, agent_id=agent)
+        others = forget_rows.other_agent_origin_count(conn, ids, agent)
+        if others:
+            survives.append(Survivor(f"{others} origin row(s)", "other agents", "forget works on one agent's store"))
+
+        # Transcripts.
+        events = 0
+        for res in resolutions:
+            if res.source != "live":
+                continue
+            if purge:
+                events += res.event_count
+            else:
+                survives.append(
+                    Survivor(
+                        f"transcript of session {res.session_id} ({res.event_count} events)",
+                        "session store",
+                        "transcripts are kept, as in OpenClaw (the tombstone blocks re-import and re-indexing); "
+                        "--purge-transcript deletes them",
+                    )
+                )
+        for key in untargetable:
+            survives.append(Survivor(f"entry {key}", "MEMORY.md", "a legacy promotion marker with no origin rows"))
+        survives.append(
+            Survivor(
+                "text that paraphrases the session",
+                "any file",
+                "forget removes tracked entries, the session's own lines and exact copies of its text",
+            )
+        )
+
+        curated = tuple(
+            CuratedWrite(rel, iso_ms(observed[rel]) if observed.get(rel) else None) for rel in CURATED if rel in changed
+        )
+        counts = ArtifactCounts(
+            memory_files=sum(1 for c in changes if not c.corpus),
+            memory_entries=len(entries),
+            memory_lines=sum(c.lines_removed for c in changes if not c.corpus),
+            session_corpus_files=sum(1 for c in changes if c.corpus),
+            session_corpus_lines=sum(c.lines_removed for c in changes if c.corpus),
+            index_chunks=len(chunks),
+            index_sources=len(source_rows),
+            fts_rows=len(chunks),
+            vector_rows=len(vectors),
+            embedding_cache_rows=len(caches),
+            short_term_entries=len(recall_items),
+            seen_hash_scopes=len(ledger),
+            backups=len(preimage_keys),
+            origin_rows=origin_count,
+            proposals=len(proposal_ids),
+            flush_segments=len(segments),
+            transcript_events=events,
+        )
+        plan = ForgetPlan(
+            agent_id=agent,
+            dry_run=True,
+            selectors=cleaned,
+            session_ids=ids,
+            resolutions=resolutions,
+            entry_keys=entry_keys,
+            mixed_lineage_entry_keys=mixed,
+            untargetable_entry_keys=tuple(dict.fromkeys(untargetable)),
+            curated_writes=curated,
+            refusals=tuple(refusals),
+            artifacts=counts,
+            files=tuple(changes),
+            entries=tuple(entries),
+            lines=tuple(line_items),
+            chunks=tuple(chunks),
+            index_sources=tuple(source_rows),
+            cache_rows=tuple(CacheItem(c.provider, c.model, c.hash) for c in caches),
+            recall_entries=tuple(recall_items),
+            seen_hash_scopes=tuple(LedgerItem(r.day, r.path, r.claim_key) for r in ledger),
+            state=tuple(state),
+            origin_rows=tuple(dict.fromkeys(origin_items)),
+            segments=tuple(segments),
+            survives=tuple(survives),
+            snippets=tuple(probes),
+            purge_transcripts=purge,
+            fingerprint="",
+        )
+        from dataclasses import asdict, replace
+
+        digest = hashlib.sha256(json.dumps(asdict(plan), sort_keys=True, default=str).encode("utf-8")).hexdigest()
+        plan = replace(plan, fingerprint=digest[:16])
+        return _Work(
+            plan=plan,
+            files=files,
+            new_bytes=new_bytes,
+            probes=probes,
+            deleted_sources=source_rows,
+            cache_hashes=cache_hashes,
+            recall_keys=recall_keys,
+            ledger=ledger,
+            preimage_keys=preimage_keys,
+            proposal_ids=proposal_ids,
+            lost_segments=lost,
+        )
+
+    def _load(self, rel: str, path: Path, refusals: list[Refusal], survives: list[Survivor]) -> _File | None:
+        try:
+            if path.stat().st_size > self.engine.settings.index.max_file_bytes:
+                survives.append(Survivor(rel, rel, "larger than the index's file size limit; not checked"))
+                return None
+            data = path.read_bytes()
+        except OSError as exc:
+            survives.append(Survivor(rel, rel, f"cannot be read ({exc.strerror or exc}); not checked"))
+            return None
+        lines = _split_lines(data)
+        if lines is None:
+            survives.append(Survivor(rel, rel, "not UTF-8 text with \\n or \\r\\n line ends; not checked"))
+            return None
+        return _File(rel, path, data, lines, False)
+
+    @staticmethod
+    def _holds(text: str, probes: Sequence[str], entry_keys: Sequence[str]) -> bool:
+        if any(k in text for k in entry_keys):
+            return True
+        return any(_matches(line, probes) is not None for line in text.split("\n"))
+
+    @staticmethod
+    def _section(lines: list[str], n: int) -> range:
+        """The lines of the section around line ``n``: its nearest heading up to the next heading
+        of the same or a higher level (just line ``n`` when no heading precedes it)."""
+        head = None
+        level = 0
+        for k in range(n - 1, 0, -1):
+            m = _HEADING.match(lines[k - 1])
+            if m:
+                head, level = k, len(m.group(1))
+                break
+        if head is None:
+            return range(n, n + 1)
+        end = len(lines)
+        for k in range(n + 1, len(lines) + 1):
+            m = _HEADING.match(lines[k - 1])
+            if m and len(m.group(1)) <= level:
+                end = k - 1
+                break
+        return range(head, end + 1)
+
+    @staticmethod
+    def _drop_empty_dreaming_sections(f: _File) -> None:
+        """A Dreaming-written section whose entries all go loses its heading and blank lines too
+        (and, at the end of the file, the blank lines Dreaming put before it)."""
+        lines = f.lines
+        changed = True
+        while changed:
+            changed = False
+            for n, line in enumerate(lines, start=1):
+                if n in f.remove or not _DREAMING_HEADING.match(line):
+                    continue
+                m = _HEADING.match(line)
+                level = len(m.group(1)) if m else 2
+                end = len(lines)
+                for k in range(n + 1, len(lines) + 1):
+                    h = _HEADING.match(lines[k - 1])
+                    if h and len(h.group(1)) <= level:
+                        end = k - 1
+                        break
+                body = range(n + 1, end + 1)
+                content = [k for k in body if lines[k - 1].strip()]
+                if not any(k in f.remove for k in body) or any(k not in f.remove for k in content):
+                    continue
+                f.remove[n] = "heading"
+                for k in body:
+                    f.remove.setdefault(k, "heading")
+                if end == len(lines):
+                    k = n - 1
+                    while k >= 1 and not lines[k - 1].strip() and k not in f.remove:
+                        f.remove[k] = "heading"
+                        k -= 1
+                changed = True
+
+    # ------------------------------------------------------------------------------------- run
+
+    def run(
+        self, selectors: Sequence[str], *, purge_transcripts: bool = False, expected: ForgetPlan | None = None
+    ) -> ForgetResult:
+        """Forget the sessions: tombstones, then index and plugin state, memory files, corpus and
+        origins, then a re-index of the changed files and the residual check.
+
+        ``expected``: the plan the user confirmed; if anything changed since, nothing is done.
+        """
+        lock = ReindexLock(self.engine.settings.agent_dir / "dreaming.lock", timeout=5.0)
+        if not lock.acquire():
+            raise ClawmemError("a Dreaming run or review is in progress for this agent; try again shortly")
+        try:
+            return self._run(selectors, purge_transcripts, expected)
+        finally:
+            lock.release()
+
+    def _run(self, selectors: Sequence[str], purge: bool, expected: ForgetPlan | None) -> ForgetResult:
+        from dataclasses import replace
+
+        work = self._compute(selectors, purge)
+        plan = work.plan
+        if expected is not None and expected.fingerprint != plan.fingerprint:
+            raise ClawmemError("the memory changed since the preview; nothing was deleted — preview again")
+        agent = self.engine.settings.agent_id
+        now = int(self.engine.clock.timestamp() * 1000)
+        refusals = list(plan.refusals)
+        warnings: list[str] = []
+
+        # 1. Tombstones first.
+        tombstoned: list[str] = []
+        with self.engine.store.write() as conn:
+            for sid in plan.session_ids:
+                if srows.insert_tombstone(conn, sid, agent, "forgotten", now):
+                    tombstoned.append(sid)
+
+        # 2. Index and plugin state.
+        with ReindexLock(self.engine.lock_path, timeout=30.0), self.engine.store.write() as conn:
+            forget_rows.delete_sources(conn, work.deleted_sources)
+            forget_rows.delete_chunk_ids(conn, [c.chunk_id for c in plan.chunks])
+            forget_rows.delete_cache_hashes(conn, work.cache_hashes)
+            forget_rows.delete_recall(conn, work.recall_keys)
+            forget_rows.delete_ledger(conn, work.ledger)
+            forget_rows.delete_rejections(conn, work.recall_keys)
+            forget_rows.delete_proposals(conn, work.proposal_ids)
+            forget_rows.delete_preimages(conn, work.preimage_keys)
+
+        # 3–4. Memory files, then the session corpus: whole lines only, hash-checked.
+        reindex: set[str] = {p for p, s in work.deleted_sources if s == "memory"}
+        for f in sorted(work.files, key=lambda f: (f.corpus, f.rel)):
+            if f.rel not in work.new_bytes:
+                continue
+            new = work.new_bytes[f.rel]
+            try:
+                self._write(f, new, now)
+            except (ConflictError, OSError) as exc:
+                reason = str(exc) if isinstance(exc, ConflictError) else (exc.strerror or str(exc))
+                refusals.append(Refusal(f.rel, f"not changed: {reason}; run the forget again"))
+                continue
+            reindex.add(f.rel)
+
+        # 5. Origins (and the sessions' provenance records) last.
+        with self.engine.store.write() as conn:
+            forget_rows.delete_origins_for_entries(conn, plan.entry_keys, agent)
+            forget_rows.delete_origins_for_sessions(conn, plan.session_ids, agent)
+            srows.delete_segments_for_sessions(conn, plan.session_ids)
+            for sid in plan.session_ids:
+                srows.set_note_path(conn, sid, None)
+            if purge:
+                for sid in plan.session_ids:
+                    srows.delete_window(conn, sid)
+
+        # Re-index what changed, so search and the context preview see the new text at once.
+        if reindex:
+            try:
+                self.engine.sync(only=reindex, embed=False, lock_timeout=30.0)
+            except ClawmemError as exc:
+                warnings.append(f"the index was not refreshed ({exc}); the next sync will do it")
+        residual = self.residual(
+            plan.snippets, plan.session_ids, plan.entry_keys, cache_hashes=work.cache_hashes, purge=purge
+        )
+        final = replace(plan, dry_run=False, refusals=tuple(refusals))
+        return ForgetResult(final, tuple(tombstoned), tuple(refusals), tuple(warnings), residual)
+
+    def _write(self, f: _File, new: bytes | None, now: int) -> None:
+        conn = self._conn
+        tracked = f.rel in srows.segment_paths(conn)
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = f.path.read_bytes()
+            if sha256_bytes(current) != f.sha:
+                raise ConflictError(f"{f.rel} changed on disk since it was read")
+            if tracked:
+                flushing.reconcile(conn, f.rel, current, now)
+            if new is None:
+                os.unlink(f.path)
+                if tracked:
+                    flushing.forget_file(conn, f.rel)
+                srows.clear_note_path(conn, f.rel)
+            else:
+                replace_file(f.path, new, expected_sha256=f.sha)
+                if tracked:
+                    flushing.remap_after_removal(conn, f.rel, current, new, set(f.remove), now)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # -------------------------------------------------------------------------------- residual
+
+    def residual(
+        self,
+        snippets: Sequence[str],
+        session_ids: Sequence[str],
+        entry_keys: Sequence[str] = (),
+        *,
+        cache_hashes: Iterable[str] = (),
+        purge: bool = False,
+    ) -> tuple[ResidualHit, ...]:
+        """Every place a selected snippet (or a record of the sessions) is still found."""
+        conn = self._conn
+        agent = self.engine.settings.agent_id
+        probes = [p for p in snippets if len(p) >= trust.MIN_SNIPPET_CHARS]
+        hits: list[ResidualHit] = []
+        workspace = self.engine.workspace
+        paths = [
+            (mf.rel, mf.path)
+            for mf in discover(workspace, self.engine.settings.index.extra_paths)
+            if not mf.rel.startswith("/")
+        ]
+        corpus_dir = workspace / CORPUS_DIR
+        if corpus_dir.is_dir():
+            have = {r for r, _ in paths}
+            paths += [
+                (cp.relative_to(workspace).as_posix(), cp)
+                for cp in sorted(corpus_dir.rglob("*.txt"))
+                if cp.relative_to(workspace).as_posix() not in have
+            ]
+        for rel, path in paths:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                text = path.read_bytes().decode("utf-8")
+                for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
+                    p = _matches(line, probes)
+                    if p is not None:
+                        note = "USER.md is never edited by forget" if rel in NEVER_EDITED else None
+                        hits.append(ResidualHit("file", f"{rel}:{n}", p, _excerpt(line, p), note))
+        for c in forget_rows.chunk_texts(conn):
+            p = _matches(c.text, probes)
+            if p is not None or (
+                c.source == session_index.SOURCE and any(c.path == session_index.session_path(s) for s in session_ids)
+            ):
+                note = "USER.md is never edited by forget" if c.path in NEVER_EDITED else None
+                hits.append(
+                    ResidualHit(
+                        "chunk", f"{c.id} {c.path}:{c.start_line}-{c.end_line}", p or "", _excerpt(c.text, p), note
+                    )
+                )
+        for cid, fts_path, text in forget_rows.fts_texts(conn):
+            p = _matches(text, probes)
+            if p is not None:
+                note = "USER.md is never edited by forget" if fts_path in NEVER_EDITED else None
+                hits.append(ResidualHit("fts", f"{cid} {fts_path}", p, _excerpt(text, p), note))
+        for row in forget_rows.cache_rows(conn, cache_hashes):
+            hits.append(
+                ResidualHit(
+                    "embedding-cache",
+                    f"{row.provider}/{row.model} {row.hash[:12]}",
+                    "",
+                    "a vector computed from forgotten text",
+                )
+            )
+        for r in recall_rows.all_rows(conn):
+            p = _matches(r.snippet, probes)
+            if p is not None or r.entry_key in entry_keys:
+                hits.append(ResidualHit("recall", r.entry_key, p or r.entry_key, _excerpt(r.snippet, p)))
+        for pre in forget_rows.preimages(conn):
+            for line in pre.text.split("\n"):
+                p = _matches(line, probes)
+                if p is not None:
+                    hits.append(ResidualHit("preimage", pre.key, p, _excerpt(line, p)))
+                    break
+        for prop in forget_rows.proposals(conn):
+            for t in prop.texts:
+                p = next((_matches(line, probes) for line in t.split("\n") if _matches(line, probes)), None)
+                if p is not None:
+                    hits.append(ResidualHit("proposal", prop.id, p, _excerpt(t, p)))
+                    break
+        for run_id, report in forget_rows.run_reports(conn):
+            p = next((_matches(line, probes) for line in report.split("\n") if _matches(line, probes)), None)
+            if p is not None:
+                hits.append(ResidualHit("run-report", run_id, p, _excerpt(report, p)))
+        for o in srows.origins_for_sessions(conn, session_ids):
+            if o.agent_id == agent:
+                hits.append(ResidualHit("origin", o.entry_key, o.session_id, f"origin row of session {o.session_id}"))
+        for o in srows.origins_for_entries(conn, entry_keys):
+            if o.agent_id == agent and o.session_id not in session_ids:
+                hits.append(ResidualHit("origin", o.entry_key, o.session_id, f"origin row of session {o.session_id}"))
+        for s in srows.segments_for_sessions(conn, session_ids):
+            hits.append(
+                ResidualHit(
+                    "segment", f"{s.path}#{s.seq}", s.session_id or "", f"flush segment of session {s.session_id}"
+                )
+            )
+        if purge:
+            for sid, seq, text in srows.transcript_fts_texts(conn, session_ids):
+                hits.append(ResidualHit("transcript", f"{sid}#{seq}", sid, _excerpt(text)))
+        return tuple(hits)
+
+
+def plan_lines_by_reason(plan: ForgetPlan) -> dict[str, list[LineItem]]:
+    """The plan's lines grouped by why they go (for displays)."""
+    out: dict[str, list[LineItem]] = {}
+    for item in plan.lines:
+        out.setdefault(item.reason, []).append(item)
+    return out
