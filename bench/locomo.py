@@ -45,6 +45,10 @@ MODES = {
     "hybrid (openclaw scoring)": {"scoring": "openclaw", "legs": "hybrid"},
     "keyword-only": {"scoring": "calibrated", "legs": "keyword"},
 }
+# LoCoMo sessions span up to a year and its questions are time-agnostic, while the product's
+# 30-day half-life scales a year-old diary by ~2^-12: report ranking quality with decay off
+# and the product's full default (decay on, "now" = the day after the last session) apart.
+DECAY = {"decay off": False, "decay on": True}
 
 
 @dataclass
@@ -130,7 +134,13 @@ def run(conversations: int, out: Path, modes: dict[str, dict[str, str]]) -> dict
         conv = build_workspace(conv_raw, CACHE)
         home = CACHE / conv.sample_id / "home"
         os.environ["CLAWMEM_NOW"] = conv.now
-        engine = MemoryEngine(load_settings(home=home, workspace=conv.workspace))
+        engines = {
+            label: MemoryEngine(
+                load_settings(home=home, workspace=conv.workspace, overrides={"search": {"decay_enabled": on}})
+            )
+            for label, on in DECAY.items()
+        }
+        engine = engines["decay on"]
         t0 = time.perf_counter()
         report = engine.sync()
         index_info.append(
@@ -152,16 +162,19 @@ def run(conversations: int, out: Path, modes: dict[str, dict[str, str]]) -> dict
             wanted = evidence_lines(conv, q["evidence"])
             if not wanted:
                 continue
-            for name, opts in modes.items():
-                t1 = time.perf_counter()
-                resp = engine.search(
-                    str(q["question"]), max_results=10, min_score=0.0, record=False, sync=False, **opts
-                )
-                latencies[name].append((time.perf_counter() - t1) * 1000)
-                m = score_question(list(resp.results), wanted)
-                totals[name].append(m)
-                by_cat[name][int(q["category"])].append(m)
-        engine.close()
+            for decay_label, eng in engines.items():
+                for mode_name, opts in modes.items():
+                    name = f"{mode_name}, {decay_label}"
+                    t1 = time.perf_counter()
+                    resp = eng.search(
+                        str(q["question"]), max_results=10, min_score=0.0, record=False, sync=False, **opts
+                    )
+                    latencies[name].append((time.perf_counter() - t1) * 1000)
+                    m = score_question(list(resp.results), wanted)
+                    totals[name].append(m)
+                    by_cat[name][int(q["category"])].append(m)
+        for eng in engines.values():
+            eng.close()
 
     def summary(values: list[tuple[float, float, float]]) -> dict[str, float]:
         return {

@@ -144,7 +144,7 @@ class ClawmemApp(App[int]):
         engine = self.engine
         try:
             if not engine.provider_loaded:
-                self.post_message(IndexProgress("model", 0, 1, "loading the embedding model"))
+                self.post_message(IndexProgress("model", 0, 0, "loading the embedding model…"))
             engine.provider_choice()
             report = engine.sync(
                 force=force,

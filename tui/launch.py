@@ -16,9 +16,10 @@ def launch_tui(args: argparse.Namespace) -> int:
     from tui.demo import write_demo
 
     if args.demo is not None:
-        target = Path(args.demo).expanduser() if args.demo else Path(tempfile.mkdtemp(prefix="clawmem-demo-"))
-        workspace = write_demo(target / "workspace" if not args.demo else target)
-        home = Path(args.home).expanduser() if args.home else workspace.parent / "home"
+        # DIR/workspace holds the demo's memory files, DIR/home its index (unless --home).
+        root = Path(args.demo).expanduser() if args.demo else Path(tempfile.mkdtemp(prefix="clawmem-demo-"))
+        workspace = write_demo(root / "workspace")
+        home = Path(args.home).expanduser() if args.home else root / "home"
         args.home, args.workspace = str(home), str(workspace)
         print(f"demo workspace: {workspace}", file=sys.stderr)
     if not sys.stdout.isatty():

@@ -23,6 +23,7 @@ Why it looks the way it does:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import os
@@ -188,6 +189,19 @@ class _LoadedModel:
 
 _REGISTRY: dict[tuple[str, int], _LoadedModel] = {}
 _REGISTRY_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free loaded models before interpreter teardown; llama-cpp-python's own ``__del__``
+    runs after its module globals are gone and prints a TypeError on exit otherwise."""
+    with _REGISTRY_LOCK:
+        for loaded in _REGISTRY.values():
+            with contextlib.suppress(Exception), loaded.lock:
+                loaded.llm.close()
+        _REGISTRY.clear()
+
+
 _LOAD_LOCKS: dict[tuple[str, int], threading.Lock] = {}
 
 

@@ -8,40 +8,56 @@ vectors with a robust median and MAD (so the few relevant chunks do not move it)
 
 The background is kept per script: a Chinese query is closer to *every* Chinese chunk than to
 any English one (and the other way round), so one background would bury cross-lingual answers
-and flatter same-language noise. Each chunk is standardised against the background of chunks
-in its own script (CJK or not), falling back to the whole sample when a script has too few:
+and flatter same-language noise. Each chunk's cosine becomes a robust z-score against the
+background of chunks in its own script (CJK or not; the whole sample when a script has too few),
+and the z-score becomes a probability-like relevance with a logistic curve (Platt scaling):
 
-    vector = clamp((cosine − median[script]) / (Z_FULL · 1.4826 · MAD[script]), 0, 1)
+    z = (cosine − median[script]) / (1.4826 · MAD[script])
+    vector = 1 / (1 + exp(−(z − Z_MID) / Z_SLOPE))
 
-A chunk at its background level scores 0; one ``Z_FULL`` robust deviations above it scores 1.
-It costs one dot product per sampled chunk (~0.1 ms) and needs no tuning by the user. The
-breakdown shows both the raw cosine and the calibrated value; the response says what the
+A chunk at its background level scores ≈ 0.03, one 2.5 deviations above it 0.5, a
+near-duplicate ≈ 1. Strong matches saturate, so among them the keyword part decides. The curve
+was chosen by measurement (bench/fixture_queries.py and bench/locomo.py; see bench/RESULTS.md).
+It costs one dot product per sampled chunk (~0.1 ms) and needs no tuning by the user; the
+breakdown shows the raw cosine beside the calibrated value and the response says what the
 background was.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.search.tokens import is_cjk_char
-
 SAMPLE_SIZE = 512
 MIN_SAMPLE = 6
-Z_FULL = 4.0
+Z_MID = 2.5
+Z_SLOPE = 0.7
 MIN_SPREAD = 0.01
 CJK_SHARE = 0.3
 
 
+_LETTER = re.compile(r"[^\W\d_]")
+_CJK = re.compile("[\u3040-\u30ff\u3131-\u3163\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+SCRIPT_SAMPLE = 600  # characters: enough to tell a Chinese note from an English one
+
+
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+
+
 def script_of(text: str) -> str:
-    """'cjk' when at least 30 % of the letters are CJK, else 'latin'."""
-    letters = [ch for ch in text if ch.isalpha()]
+    """'cjk' when at least 30 % of the letters are CJK, else 'latin'.
+
+    Markers in HTML comments (``<!-- observed: … -->``) are machine text, not the note's language.
+    """
+    sample = _COMMENT.sub(" ", text[: SCRIPT_SAMPLE * 2])[:SCRIPT_SAMPLE]
+    letters = len(_LETTER.findall(sample))
     if not letters:
         return "latin"
-    cjk = sum(1 for ch in letters if is_cjk_char(ch))
-    return "cjk" if cjk / len(letters) >= CJK_SHARE else "latin"
+    return "cjk" if len(_CJK.findall(sample)) / letters >= CJK_SHARE else "latin"
 
 
 @dataclass(frozen=True)
@@ -63,13 +79,18 @@ class Band:
 class Calibration:
     method: str  # "workspace-background" or "raw"
     bands: dict[str, Band] = field(default_factory=dict)  # per script, plus "all"
-    z_full: float = Z_FULL
+    z_mid: float = Z_MID
+    z_slope: float = Z_SLOPE
+
+    def z_score(self, cosine: float, text: str = "") -> float:
+        band = self.bands.get(script_of(text)) or self.bands["all"]
+        return (cosine - band.median) / band.spread
 
     def apply(self, cosine: float, text: str = "") -> float:
         if self.method == "raw":
             return max(0.0, min(1.0, cosine))
-        band = self.bands.get(script_of(text)) or self.bands["all"]
-        return max(0.0, min(1.0, (cosine - band.median) / (self.z_full * band.spread)))
+        z = self.z_score(cosine, text)
+        return 1.0 / (1.0 + math.exp(-(z - self.z_mid) / self.z_slope))
 
     def describe(self) -> str:
         if self.method == "raw":
@@ -79,7 +100,7 @@ class Calibration:
             for name, b in sorted(self.bands.items())
             if name != "all"
         ] or [f"{self.bands['all'].median:.3f} ± {self.bands['all'].spread:.3f}"]
-        return f"cosine vs this workspace's background ({'; '.join(parts)}); {self.z_full:g} deviations above = 1.0"
+        return f"cosine vs this workspace's background ({'; '.join(parts)}); {self.z_mid:g} deviations above it = 0.5"
 
 
 RAW = Calibration("raw")
@@ -102,7 +123,7 @@ def measure(query_vec: np.ndarray, background: Background | None) -> Calibration
         mask = scripts == name
         if int(mask.sum()) >= MIN_SAMPLE:
             bands[name] = _band(sims[mask])
-    return Calibration("workspace-background", bands, Z_FULL)
+    return Calibration("workspace-background", bands, Z_MID, Z_SLOPE)
 
 
 def build_background(vectors: Sequence[np.ndarray], texts: Sequence[str]) -> Background | None:

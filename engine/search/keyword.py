@@ -3,8 +3,11 @@
 Keyword: query tokens quoted and AND-joined into an FTS5 MATCH; under the trigram tokenizer a
 token shorter than 3 characters cannot be a trigram, so it becomes a substring (LIKE) filter.
 BM25 ranks become scores and get the spec's boost (query-token overlap, density, path tokens,
-length). When the full query finds fewer than ``limit`` hits, up to 6 extracted keywords are
-searched one by one and merged by chunk id (max score), so natural questions still match.
+length). A row found only by substring filters (no MATCH term, or a MATCH the FTS engine
+refused) has no BM25 score: its text score is 0 and its ranking score is the boost alone, as in
+OpenClaw 2026.9.6. When the full query finds fewer than ``limit`` hits, up to 6 extracted
+keywords are searched one by one and merged by chunk id (max score), so natural questions still
+match.
 
 Path: exact tiers (3 full path, 2 basename, 1 stem) on normalised paths, each file represented by
 its first chunk; partial matches ranked by BM25 over the paths FTS table.
@@ -35,7 +38,7 @@ class KeywordHit:
     start_line: int
     end_line: int
     text: str
-    text_score: float  # BM25-derived (0 when only the path matched)
+    text_score: float  # BM25-derived (0 when only the path or only substring filters matched)
     bm25_rank: float | None  # the raw FTS5 rank, for the breakdown
     boosted: float  # the spec's boosted ranking score
     path_score: float  # partial path BM25 score
@@ -68,27 +71,52 @@ def plan(tokens: Sequence[str], tokenizer: str) -> tuple[str | None, list[str]]:
 
 def boosted_score(base: float, query: str, text: str, path: str) -> float:
     """min(1, s + 0.45·overlap share + 0.2·density + 0.18 per query token in the path + length)."""
-    qtoks = list(dict.fromkeys(lower_tokens(query)))
-    if not qtoks:
-        return base
-    text_set = set(lower_tokens(text))
-    overlap = sum(1 for t in qtoks if t in text_set)
-    unique_overlap = overlap / len(qtoks)
-    density = overlap / max(len(text_set), 1)
-    npath = nfc(path).lower()
-    path_boost = 0.18 * sum(1 for t in qtoks if t in npath)
-    length_boost = min(len(text.encode("utf-16-le")) / 2 / 160, 0.18)
-    return min(1.0, base + 0.45 * unique_overlap + 0.2 * density + path_boost + length_boost)
+    return _Booster(query).score(base, "", text, path)
+
+
+class _Booster:
+    """The boost of one search's ranking query, computed once per chunk (probes reuse it).
+
+    Summed as OpenClaw sums it: the lexical boost first (0.18 added once per path token), then
+    added to the BM25 score.
+    """
+
+    def __init__(self, query: str) -> None:
+        self.qtoks = list(dict.fromkeys(lower_tokens(query)))
+        self._lexical: dict[str, float] = {}
+
+    def score(self, base: float, chunk_id: str, text: str, path: str) -> float:
+        if not self.qtoks:
+            return base
+        lexical = self._lexical.get(chunk_id) if chunk_id else None
+        if lexical is None:
+            lexical = self._lexical_boost(text, path)
+            if chunk_id:
+                self._lexical[chunk_id] = lexical
+        return min(1.0, base + lexical)
+
+    def _lexical_boost(self, text: str, path: str) -> float:
+        qtoks = self.qtoks
+        text_set = set(lower_tokens(text))
+        overlap = sum(1 for t in qtoks if t in text_set)
+        unique_overlap = overlap / len(qtoks)
+        density = overlap / max(len(text_set), 1)
+        npath = nfc(path).lower()
+        path_boost = 0.0
+        for t in qtoks:
+            if t in npath:
+                path_boost += 0.18
+        length_boost = min(len(text.encode("utf-16-le")) / 2 / 160, 0.18)
+        return 0.45 * unique_overlap + 0.2 * density + path_boost + length_boost
 
 
 def _body_search(
     conn: apsw.Connection,
     terms_query: str,
-    ranking_query: str,
+    booster: _Booster,
     tokenizer: str,
     sources: Sequence[str],
     limit: int,
-    substring_base: float,
 ) -> list[KeywordHit]:
     tokens = query_tokens(terms_query)
     if not tokens:
@@ -102,7 +130,7 @@ def _body_search(
         match = None
     hits = []
     for r in rows:
-        base = bm25_to_score(r.rank) if r.rank is not None else substring_base
+        base = bm25_to_score(r.rank) if r.rank is not None else 0.0
         hits.append(
             KeywordHit(
                 id=r.id,
@@ -113,7 +141,7 @@ def _body_search(
                 text=r.text,
                 text_score=base,
                 bm25_rank=r.rank,
-                boosted=boosted_score(base, ranking_query, r.text, r.path),
+                boosted=booster.score(base, r.id, r.text, r.path),
                 path_score=0.0,
                 exact_tier=0,
                 has_body=True,
@@ -139,19 +167,53 @@ def exact_tier(query: str, path: str) -> int:
     return 1 if nq == stem else 0
 
 
+@dataclass(frozen=True)
+class _PathIndex:
+    """Indexed paths by normalised full path, basename and stem (exact tiers in O(1))."""
+
+    by_key: dict[str, list[tuple[str, str]]]
+
+
+# (database file, sources) -> (revision, path count, index): rebuilt when the indexed paths change.
+_PATH_INDEXES: dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int], _PathIndex]] = {}
+
+
+def _path_index(conn: apsw.Connection, sources: Sequence[str]) -> _PathIndex:
+    key = (str(conn.filename), tuple(sources))
+    stamp = (q.index_revision(conn), q.source_count(conn, sources))
+    cached = _PATH_INDEXES.get(key) if conn.filename else None  # in-memory databases: no cache
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    by_key: dict[str, list[tuple[str, str]]] = {}
+    for path, source in q.all_indexed_paths(conn, sources):
+        np_ = normalize_for_match(path)
+        base = posixpath.basename(np_)
+        dot = base.rfind(".")
+        for k in dict.fromkeys((np_, base, base[:dot] if dot > 0 else base)):
+            by_key.setdefault(k, []).append((path, source))
+    index = _PathIndex(by_key)
+    if conn.filename:
+        _PATH_INDEXES[key] = (stamp, index)
+    return index
+
+
 def path_leg(
     conn: apsw.Connection, query: str, sources: Sequence[str], limit: int, *, exact_tiers: bool = True
 ) -> list[KeywordHit]:
     """Path hits; ``exact_tiers=False`` for keyword probes (only the full query claims a tier)."""
     hits: dict[str, KeywordHit] = {}
     exact: list[tuple[int, str, str]] = []
-    for path, source in q.all_indexed_paths(conn, sources) if exact_tiers else []:
-        tier = exact_tier(query, path)
-        if tier:
-            exact.append((tier, path, source))
+    nq = normalize_for_match(query)
+    if exact_tiers and nq and nq != ".":
+        for path, source in _path_index(conn, sources).by_key.get(nq, ()):
+            tier = exact_tier(query, path)
+            if tier:
+                exact.append((tier, path, source))
     exact.sort(key=lambda t: (-t[0], t[1], t[2]))
-    for tier, path, source in exact[:EXACT_PATH_LIMIT]:
-        row = q.first_chunk(conn, path, source)
+    exact = exact[:EXACT_PATH_LIMIT]
+    firsts = q.first_chunks(conn, [(path, source) for _, path, source in exact])
+    for tier, path, source in exact:
+        row = firsts.get((path, source))
         if row is not None:
             hits[row.id] = KeywordHit(
                 id=row.id,
@@ -174,10 +236,11 @@ def path_leg(
             rows = q.path_match(conn, match, sources, limit + EXACT_PATH_LIMIT)
         except apsw.SQLError:
             rows = []
+        firsts = q.first_chunks(conn, [(pr.path, pr.source) for pr in rows])
         partial = 0
         for pr in rows:
             tier = exact_tier(query, pr.path) if exact_tiers else 0
-            row = q.first_chunk(conn, pr.path, pr.source)
+            row = firsts.get((pr.path, pr.source))
             if row is None:
                 continue
             score = bm25_to_score(pr.rank) if pr.rank is not None else 1.0
@@ -221,6 +284,36 @@ def _merge(into: dict[str, KeywordHit], hits: Sequence[KeywordHit]) -> None:
         )
 
 
+def merged_score(hit: KeywordHit) -> float:
+    """A merged keyword hit's ranking score: body score, else 1 for an exact path, else path BM25."""
+    if hit.has_body:
+        return hit.boosted
+    return 1.0 if hit.exact_tier else hit.path_score
+
+
+def _openclaw_order(hit: KeywordHit) -> tuple[float, ...] | tuple[object, ...]:
+    """OpenClaw's keyword hit order: exact tier, body before path-only among exact hits, score,
+    text score, path score (non-exact), then path and start line (code-point order, where
+    OpenClaw uses localeCompare; it only decides exact ties)."""
+    return (
+        -hit.exact_tier,
+        -int(hit.has_body) if hit.exact_tier else 0,
+        -merged_score(hit),
+        -hit.text_score,
+        0.0 if hit.exact_tier else -hit.path_score,
+        hit.path,
+        hit.start_line,
+        hit.id,
+    )
+
+
+def limit_hits(hits: Sequence[KeywordHit], limit: int) -> list[KeywordHit]:
+    """At most ``limit`` non-exact hits (best first) plus every exact-path hit, as OpenClaw keeps them."""
+    ranked = sorted(hits, key=_openclaw_order)
+    exact = [h for h in ranked if h.exact_tier]
+    return [*exact, *[h for h in ranked if not h.exact_tier][:limit]]
+
+
 def keyword_leg(
     conn: apsw.Connection,
     query: str,
@@ -228,20 +321,32 @@ def keyword_leg(
     tokenizer: str,
     sources: Sequence[str],
     limit: int,
-    substring_base: float = 1.0,
+    cap: bool = False,
 ) -> tuple[list[KeywordHit], list[str]]:
-    """Keyword + path hits merged by chunk id, and the extracted keywords that were probed."""
+    """Keyword + path hits merged by chunk id, and the extracted keywords that were probed.
+
+    ``cap`` (openclaw scoring) does what OpenClaw's merge does: every hit of a file the query
+    names exactly gets that file's tier, and only the best ``limit`` non-exact hits are kept
+    beside the exact ones (the calibrated scoring re-ranks by concept coverage, so it keeps all).
+    The probes are skipped when they would AND exactly the query's own terms (in order).
+    """
     merged: dict[str, KeywordHit] = {}
-    _merge(merged, _body_search(conn, query, query, tokenizer, sources, limit, substring_base))
+    booster = _Booster(query)
+    _merge(merged, _body_search(conn, query, booster, tokenizer, sources, limit))
     _merge(merged, path_leg(conn, query, sources, limit))
     probed: list[str] = []
     non_exact = sum(1 for h in merged.values() if not h.exact_tier)
     if non_exact < limit:
         terms = [t for t in extract_keywords(query, limit=KEYWORD_FALLBACK_TERMS) if t != query.strip().lower()]
-        full_tokens = [t.lower() for t in query_tokens(query)]
-        if terms and not (merged and sorted(full_tokens) == sorted(t.lower() for t in terms)):
+        same_query = lower_tokens(query) == lower_tokens(" ".join(terms))
+        if terms and not (merged and same_query):
             for term in terms:
                 probed.append(term)
-                _merge(merged, _body_search(conn, term, query, tokenizer, sources, limit, substring_base))
+                _merge(merged, _body_search(conn, term, booster, tokenizer, sources, limit))
                 _merge(merged, path_leg(conn, term, sources, limit, exact_tiers=False))
-    return list(merged.values()), probed
+    hits = list(merged.values())
+    if not cap:
+        return hits, probed
+    # OpenClaw's merge: every hit of a file the full query names exactly carries that file's tier.
+    hits = [h if h.exact_tier == (t := exact_tier(query, h.path)) else replace(h, exact_tier=t) for h in hits]
+    return limit_hits(hits, limit), probed

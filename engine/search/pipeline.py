@@ -8,6 +8,7 @@ vector leg ──────────┘     → × decay → × importance 
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -19,12 +20,14 @@ import apsw
 from engine.config import Settings
 from engine.embed.provider import EmbeddingProvider
 from engine.search import calibration as cal
-from engine.search.keyword import KeywordHit, keyword_leg
+from engine.search.keyword import KeywordHit, exact_tier, keyword_leg
 from engine.search.ranking import (
     decay_factor,
     diary_age_days,
     importance_factor,
     mmr_order,
+    openclaw_age_days,
+    openclaw_snippet_tokens,
     project_factor,
     snippet_tokens,
 )
@@ -73,8 +76,20 @@ class _Cand:
     legs: set[str] = field(default_factory=set)
 
 
+def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str) -> dict[str, float]:
+    """IDF of each query concept over the indexed chunks: ln(1 + N / (df + 1))."""
+    total = q.chunk_count(conn)
+    if not total or len(concepts) < 2:
+        return {}
+    return {c: math.log(1 + total / (q.document_frequency(conn, c, tokenizer) + 1)) for c in concepts}
+
+
 def snippet_of(text: str, limit: int) -> str:
     """The first ``limit`` UTF-16 code units, never splitting a character (no marker, no trim)."""
+    if len(text) <= limit // 2:
+        return text  # even if every character took two units
+    if not text or max(text) <= "\uffff":
+        return text[:limit]  # one unit per character
     units = 0
     for i, ch in enumerate(text):
         units += 2 if ord(ch) > 0xFFFF else 1
@@ -110,7 +125,12 @@ def run_search(
     probed: list[str] = []
     if req.legs in ("hybrid", "keyword"):
         keyword_hits, probed = keyword_leg(
-            conn, query, tokenizer=tokenizer, sources=req.sources, limit=CANDIDATE_WINDOW
+            conn,
+            query,
+            tokenizer=tokenizer,
+            sources=req.sources,
+            limit=CANDIDATE_WINDOW,
+            cap=req.scoring == "openclaw",
         )
     timings["keyword"] = (time.perf_counter() - t0) * 1000
 
@@ -160,11 +180,14 @@ def run_search(
 
     meta = q.chunk_meta(conn, list(cands))
     concepts = query_concepts(query)
+    weights = concept_weights(conn, concepts, tokenizer) if req.scoring == "calibrated" else {}
     mode = "hybrid" if semantic and req.legs == "hybrid" else ("vector-only" if semantic else "fts-only")
     if mode == "hybrid" and coverage < 1.0:
         notes.append(f"hybrid search over {coverage * 100:.0f} % embedded chunks (embedding still running)")
 
+    openclaw = req.scoring == "openclaw"
     scored: list[tuple[_Cand, ScoreBreakdown, float, str | None]] = []
+    lexical: dict[str, float] = {}  # openclaw hybrid: a substring-only body hit's rank when content is 0
     for c in cands.values():
         m = meta.get(c.id)
         if m is None:
@@ -172,13 +195,15 @@ def run_search(
         kw = c.kw
         v_raw = c.cosine
         vec = calib.apply(v_raw, c.text) if v_raw is not None else 0.0
-        tier = kw.exact_tier if kw else 0
+        # OpenClaw 2026.9.6 gives every candidate of a file the query names exactly (vector hits and
+        # body hits too, not only the path leg's first chunk) that file's exact tier.
+        tier = exact_tier(query, c.path) if openclaw else (kw.exact_tier if kw else 0)
         if kw is None:
             k = 0.0
-        elif kw.text_score > 0 and req.scoring == "calibrated":
-            k = concept_coverage(concepts, c.text)
-        elif kw.text_score > 0:
-            k = kw.boosted
+        elif kw.has_body and not openclaw:
+            k = concept_coverage(concepts, c.text, weights)
+        elif kw.text_score > 0 or (kw.has_body and mode == "fts-only"):
+            k = kw.boosted  # keyword-only OpenClaw ranks every body hit by its boosted score
         elif tier:
             k = 0.0
         else:
@@ -192,7 +217,12 @@ def run_search(
         pre = content
         if tier:
             pre = (1 + max(0.0, min(1.0, content))) / 2 if s.decay_enabled else (content if content > 0 else 1.0)
-        age = diary_age_days(c.path, now) if c.source == "memory" else None
+        elif openclaw and mode == "hybrid" and content == 0 and kw is not None and kw.has_body:
+            pre = lexical[c.id] = kw.boosted
+        if openclaw:
+            age = openclaw_age_days(c.path, now, m.observed_at) if c.source == "memory" else None
+        else:
+            age = diary_age_days(c.path, now) if c.source == "memory" else None
         decay = decay_factor(age, s.half_life_days) if s.decay_enabled else 1.0
         imp_f = importance_factor(m.importance)
         keys = tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip())
@@ -220,32 +250,58 @@ def run_search(
             pre_threshold=round(final, 6),
             mmr_rank=None,
             passed_threshold=False,
+            vector_z=round(calib.z_score(v_raw, c.text), 3) if v_raw is not None and calib.method != "raw" else None,
         )
         scored.append((c, bd, public, excluded))
 
     # ---- order: exact tiers 3 → 2 → 1 first, then the rest; MMR within each group (hybrid)
-    def key(item: tuple[_Cand, ScoreBreakdown, float, str | None]) -> tuple[float, float, str, int, int]:
+    Item = tuple[_Cand, ScoreBreakdown, float, str | None]
+
+    def key(item: Item) -> tuple[float, float, str, int, int]:
         c, bd, public, _ = item
         return (-public, -bd.pre_threshold, c.path, c.start_line, c.end_line)
+
+    def tier_key(item: Item) -> tuple[float, str, int]:
+        return (-item[1].pre_threshold, item[0].path, item[0].start_line)
+
+    def openclaw_key(item: Item) -> tuple[object, ...]:
+        """OpenClaw 2026.9.6: score, ranking score, lexical rank, path, lines (hybrid); keyword-only
+        breaks score ties by text score, then path score (non-exact hits)."""
+        c, bd, public, _ = item
+        if mode == "fts-only":
+            kw = c.kw
+            text = kw.text_score if kw else 0.0
+            path_s = kw.path_score if kw and not bd.path_tier else 0.0
+            return (-bd.pre_threshold, -text, -path_s, c.path, c.start_line, c.end_line)
+        rank = (-bd.pre_threshold, -lexical.get(c.id, 0.0), c.path, c.start_line, c.end_line)
+        return rank if bd.path_tier else (-public, *rank)
 
     live = [x for x in scored if x[3] is None]
     excluded_items = [x for x in scored if x[3] is not None]
     groups = [
-        sorted(
-            (x for x in live if x[1].path_tier == t), key=lambda x: (-x[1].pre_threshold, x[0].path, x[0].start_line)
-        )
-        for t in (3, 2, 1)
+        sorted((x for x in live if x[1].path_tier == t), key=openclaw_key if openclaw else tier_key) for t in (3, 2, 1)
     ]
-    groups.append(sorted((x for x in live if x[1].path_tier == 0), key=key))
-    ordered: list[tuple[_Cand, ScoreBreakdown, float, str | None]] = []
+    groups.append(sorted((x for x in live if x[1].path_tier == 0), key=openclaw_key if openclaw else key))
+    ordered: list[Item] = []
     for group in groups:
         if s.mmr_enabled and mode == "hybrid" and len(group) > 1:
-            group = mmr_order(
-                group,
-                relevance=lambda x: x[1].pre_threshold,
-                tokens=lambda x: snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
-                lam=s.mmr_lambda,
-            )
+            if openclaw:
+                # OpenClaw's MMR relevance is the shown score (0 for a hit with no content) outside the
+                # exact tiers and the ranking score inside them; its tokens and tie rule are its own.
+                group = mmr_order(
+                    group,
+                    relevance=lambda x: x[1].pre_threshold if x[1].path_tier else x[2],
+                    tokens=lambda x: openclaw_snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
+                    lam=s.mmr_lambda,
+                    exact_ties=True,
+                )
+            else:
+                group = mmr_order(
+                    group,
+                    relevance=lambda x: x[1].pre_threshold,
+                    tokens=lambda x: snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
+                    lam=s.mmr_lambda,
+                )
         ordered.extend((c, replace(bd, mmr_rank=i + 1), public, ex) for i, (c, bd, public, ex) in enumerate(group))
 
     # ---- threshold (after decay and importance), the keyword rescue, spare-capacity fill
@@ -256,7 +312,7 @@ def run_search(
         if not strict:
             selected = [x for x in ordered if x[0].kw is not None and x[2] >= 0][: req.max_results]
             rescue = bool(selected)
-        else:
+        elif not (openclaw and mode == "fts-only"):  # OpenClaw's keyword-only search does not fill
             chosen = {x[0].id for x in selected}
             for x in ordered:
                 if len(selected) >= req.max_results:
@@ -269,7 +325,7 @@ def run_search(
     misses.sort(key=lambda x: (-x[2], -x[1].pre_threshold, x[0].path, x[0].start_line))
     near = [*misses[: req.max_results], *excluded_items[: req.max_results]][: req.max_results + len(excluded_items)]
 
-    def to_hit(item: tuple[_Cand, ScoreBreakdown, float, str | None], passed: bool) -> SearchHit:
+    def to_hit(item: tuple[_Cand, ScoreBreakdown, float, str | None], passed: bool, returned: bool) -> SearchHit:
         c, bd, public, excluded = item
         m = meta[c.id]
         return SearchHit(
@@ -294,8 +350,8 @@ def run_search(
             ),
         )
 
-    results = tuple(to_hit(x, x[2] >= req.min_score) for x in selected)
-    near_misses = tuple(to_hit(x, False) for x in near)
+    results = tuple(to_hit(x, x[2] >= req.min_score, True) for x in selected)
+    near_misses = tuple(to_hit(x, False, False) for x in near)
     timings["total"] = (time.perf_counter() - t0) * 1000
     if probed:
         timings["keyword_probes"] = float(len(probed))

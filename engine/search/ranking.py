@@ -6,15 +6,24 @@
 - project factor = ×1.15 if every key of the entry is active, ×0.9 if any is not, untagged 1.0;
 - MMR: greedily pick max λ·(min-max normalised relevance) − (1−λ)·(max Jaccard similarity of
   snippet tokens to those already picked). MMR reorders; it never changes scores.
+
+``scoring="openclaw"`` reproduces OpenClaw 2026.9.6 where it differs from the spec's wording
+(checked against its code): every ``memory/**/YYYY-MM-DD[-slug].md`` path decays (slugged notes
+and nested dated files too), MMR tokens are ASCII words plus CJK unigrams and adjacent bigrams,
+and an exact MMR tie goes to the higher score.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from itertools import chain
 from typing import TypeVar
+
+import numpy as np
 
 from engine.workspace.files import EXACT_DIARY
 
@@ -28,10 +37,34 @@ def diary_age_days(path: str, now: datetime) -> float | None:
     m = EXACT_DIARY.match(path)
     if not m:
         return None
+    if not m.group(1).isascii():
+        return None  # \d also matches other scripts' digits; a diary date is ASCII
+    year, month, dom = m.group(1).split("-")
     try:
-        day = datetime.strptime(m.group(1), "%Y-%m-%d").replace(tzinfo=UTC)
+        day = datetime(int(year), int(month), int(dom), tzinfo=UTC)  # strptime costs ~10x more per hit
     except ValueError:
         return None
+    return max(0.0, (now - day).total_seconds() / 86400.0)
+
+
+OPENCLAW_DATED = re.compile(r"(?:^|/)memory/(?:[^/]+/)*(\d{4})-(\d{2})-(\d{2})(?:-[^/]+)?\.md$")
+
+
+def openclaw_age_days(path: str, now: datetime, mtime_ms: int | None) -> float | None:
+    """Age as OpenClaw 2026.9.6 decays it: a date anywhere under memory/ (slug allowed).
+
+    A dated-looking path whose date does not exist falls back to the file's mtime (what
+    OpenClaw stats); every other memory path is evergreen.
+    """
+    m = OPENCLAW_DATED.search(path.replace("\\", "/").removeprefix("./"))
+    if not m:
+        return None
+    try:
+        day = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=UTC)
+    except ValueError:
+        if mtime_ms is None:
+            return None
+        day = datetime.fromtimestamp(mtime_ms / 1000, UTC)
     return max(0.0, (now - day).total_seconds() / 86400.0)
 
 
@@ -57,27 +90,61 @@ def project_factor(entry_keys: Sequence[str], active: Sequence[str]) -> float:
 _WORD = re.compile(r"[^\W]+", re.UNICODE)
 
 
+_CJK_ANY = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]")
+
+
 def snippet_tokens(text: str) -> frozenset[str]:
     """Lowercased word tokens for MMR's Jaccard similarity; CJK runs become bigrams."""
+    lower = text.lower()
+    if lower.isascii():
+        return frozenset(_WORD.findall(lower))  # no CJK: the words themselves
     out: set[str] = set()
-    for tok in _WORD.findall(text.lower()):
-        if any(_is_cjk(ch) for ch in tok) and len(tok) > 2:
+    for tok in _WORD.findall(lower):
+        if len(tok) > 2 and _CJK_ANY.search(tok):
             out.update(tok[i : i + 2] for i in range(len(tok) - 1))
         else:
             out.add(tok)
     return frozenset(out)
 
 
-def _is_cjk(ch: str) -> bool:
-    o = ord(ch)
-    return (
-        0x3040 <= o <= 0x30FF
-        or 0x3400 <= o <= 0x4DBF
-        or 0x4E00 <= o <= 0x9FFF
-        or 0xAC00 <= o <= 0xD7AF
-        or 0xF900 <= o <= 0xFAFF
-        or 0x20000 <= o <= 0x3134F
-    )
+_ASCII_WORD = re.compile(r"[a-z0-9_]+")
+_OC_CJK_RUN = re.compile("[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]+")
+
+
+def openclaw_snippet_tokens(text: str) -> frozenset[str]:
+    """OpenClaw's MMR tokens: ASCII words, CJK characters and adjacent CJK pairs.
+
+    A text with no such token is represented by its whole lowercased text (prefixed by NUL so
+    it never meets a real token), so two empty ones are similar exactly when they are equal.
+    """
+    lower = text.strip().lower()
+    tokens = set(_ASCII_WORD.findall(lower))
+    for run in _OC_CJK_RUN.findall(lower):
+        tokens.update(run)
+        tokens.update(run[i : i + 2] for i in range(len(run) - 1))
+    return frozenset(tokens) if tokens else frozenset({"\x00" + lower})
+
+
+def _jaccard_matrix(token_sets: Sequence[frozenset[str]]) -> np.ndarray:
+    """Pairwise Jaccard similarities, equal to :func:`jaccard` for every pair."""
+    n = len(token_sets)
+    df = Counter(chain.from_iterable(token_sets))
+    shared = {t: i for i, t in enumerate(t for t, count in df.items() if count > 1)}  # others never intersect
+    sizes = np.array([len(t) for t in token_sets], dtype=np.float64)
+    if shared:
+        rows: list[int] = []
+        cols: list[int] = []
+        for row, toks in enumerate(token_sets):
+            hit = [shared[t] for t in toks if t in shared]
+            rows.extend([row] * len(hit))
+            cols.extend(hit)
+        incidence = np.zeros((n, len(shared)), dtype=np.float32)
+        incidence[rows, cols] = 1.0
+        inter = (incidence @ incidence.T).astype(np.float64)  # small integers: exact in float32
+    else:
+        inter = np.zeros((n, n))
+    union = sizes[:, None] + sizes[None, :] - inter
+    return np.divide(inter, union, out=np.zeros((n, n)), where=inter > 0)
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -91,25 +158,49 @@ T = TypeVar("T")
 
 
 def mmr_order(
-    items: Sequence[T], relevance: Callable[[T], float], tokens: Callable[[T], frozenset[str]], lam: float
+    items: Sequence[T],
+    relevance: Callable[[T], float],
+    tokens: Callable[[T], frozenset[str]],
+    lam: float,
+    *,
+    exact_ties: bool = False,
 ) -> list[T]:
-    """Items reordered by Maximal Marginal Relevance (scores untouched)."""
-    if len(items) <= 1:
+    """Items reordered by Maximal Marginal Relevance (scores untouched).
+
+    ``exact_ties`` is OpenClaw's rule: an equal MMR value goes to the higher relevance (then
+    the earlier item); otherwise a value must beat the best so far, scanning in order, by 1e-12.
+
+    All pairwise similarities come from one matrix product over the token-incidence matrix
+    (exact integer intersection counts), and each item's max similarity to the picked ones is
+    kept up to date, so a 400-candidate search costs one small BLAS call and O(n²) vector steps,
+    not O(n³) set intersections; the order is exactly the greedy definition's.
+    """
+    n = len(items)
+    if n <= 1:
         return list(items)
-    rel = [relevance(i) for i in items]
-    lo, hi = min(rel), max(rel)
+    rel = np.array([relevance(i) for i in items], dtype=np.float64)
+    lo, hi = float(rel.min()), float(rel.max())
     span = hi - lo
-    norm = [(r - lo) / span if span > 0 else 1.0 for r in rel]
-    toks = [tokens(i) for i in items]
-    remaining = list(range(len(items)))
-    picked: list[int] = []
-    while remaining:
-        best, best_val = remaining[0], -math.inf
-        for idx in remaining:
-            sim = max((jaccard(toks[idx], toks[p]) for p in picked), default=0.0)
-            val = lam * norm[idx] - (1 - lam) * sim
-            if val > best_val + 1e-12:
-                best, best_val = idx, val
-        picked.append(best)
-        remaining.remove(best)
-    return [items[i] for i in picked]
+    norm = (rel - lo) / span if span > 0 else np.ones(n)
+    sim = _jaccard_matrix([tokens(i) for i in items])
+    gain = lam * norm  # a picked item's gain becomes -inf, so it is never picked again
+    max_sim = np.zeros(n)
+    penalty = np.empty(n)
+    vals = np.empty(n)
+    order: list[int] = []
+    for _ in range(n):
+        np.multiply(1 - lam, max_sim, out=penalty)
+        np.subtract(gain, penalty, out=vals)
+        top = float(vals.max())
+        if exact_ties:
+            tied = np.flatnonzero(vals == top)
+            best = int(tied[int(np.argmax(rel[tied]))])  # argmax keeps the earliest of equal ones
+        else:
+            best, best_val = -1, -math.inf
+            for idx in np.flatnonzero(vals >= top - 1e-9):  # only these can win the in-order scan
+                if vals[idx] > best_val + 1e-12:
+                    best, best_val = int(idx), float(vals[idx])
+        order.append(best)
+        gain[best] = -np.inf
+        np.maximum(max_sim, sim[best], out=max_sim)
+    return [items[i] for i in order]

@@ -29,6 +29,8 @@ _CJK_RANGES = (
 
 def is_cjk_char(ch: str) -> bool:
     o = ord(ch)
+    if o < 0x3040:  # every Latin, Cyrillic, Greek … letter: one comparison (this runs per letter)
+        return False
     return any(lo <= o <= hi for lo, hi in _CJK_RANGES)
 
 
@@ -187,16 +189,22 @@ def _longest_shared_run(piece: str, text: str) -> int:
     return best
 
 
-def concept_coverage(concepts: list[str], text: str) -> float:
-    """Share of the query's concepts a text contains (CJK phrases get partial credit)."""
+def concept_coverage(concepts: list[str], text: str, weights: dict[str, float] | None = None) -> float:
+    """Weighted share of the query's concepts a text contains (CJK phrases get partial credit).
+
+    ``weights`` (an IDF per concept) make a rare word count more than one found everywhere —
+    a speaker's name on every line of a transcript says little about which line answers.
+    """
     if not concepts:
         return 0.0
     low = nfc(text).lower()
-    credit = 0.0
+    credit = total = 0.0
     for concept in concepts:
+        w = weights.get(concept, 1.0) if weights else 1.0
+        total += w
         if concept in low:
-            credit += 1.0
+            credit += w
         elif has_cjk(concept) and len(concept) > 2:
             run = _longest_shared_run(concept, low)
-            credit += run / len(concept) if run >= 2 else 0.0
-    return credit / len(concepts)
+            credit += w * run / len(concept) if run >= 2 else 0.0
+    return credit / total if total else 0.0

@@ -23,6 +23,7 @@ class ScoreBreakdown:
     pre_threshold: float  # content × decay × importance × project
     mmr_rank: int | None  # position chosen by MMR within its group (1-based)
     passed_threshold: bool
+    vector_z: float | None = None  # calibrated scoring: deviations above the workspace background
 
 
 @dataclass(frozen=True)

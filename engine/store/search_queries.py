@@ -50,12 +50,15 @@ def body_match(
             f"WHERE {FTS} MATCH ?{like}{src} ORDER BY rank ASC LIMIT ?"
         )
         params: list[object] = [match, *like_params, *src_params, limit]
-        return [BodyRow(*r) for r in conn.execute(sql, params)]
+        return [BodyRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in conn.execute(sql, params)]
     sql = (
         f"SELECT id, path, source, start_line, end_line, text FROM {FTS} "
         f"WHERE 1 = 1{like}{src} ORDER BY path, CAST(start_line AS INTEGER) LIMIT ?"
     )
-    return [BodyRow(*r, None) for r in conn.execute(sql, [*like_params, *src_params, limit])]
+    return [
+        BodyRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], None)
+        for r in conn.execute(sql, [*like_params, *src_params, limit])
+    ]
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ def first_chunk(conn: apsw.Connection, path: str, source: str) -> BodyRow | None
         ),
         None,
     )
-    return BodyRow(*row, None) if row else None
+    return BodyRow(row[0], row[1], row[2], int(row[3]), int(row[4]), row[5], None) if row else None
 
 
 @dataclass(frozen=True)
@@ -199,7 +202,9 @@ def chunk_meta(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, ChunkMeta
             f"LEFT JOIN memory_index_chunk_recall_metadata m ON m.chunk_id = c.id WHERE c.id IN ({marks})",
             batch,
         ):
-            out[r[0]] = ChunkMeta(*r[:13], bool(r[13]))
+            out[r[0]] = ChunkMeta(
+                r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], bool(r[13])
+            )
     return out
 
 
@@ -209,11 +214,14 @@ def chunk_count(conn: apsw.Connection) -> int:
 
 def origins_by_line(conn: apsw.Connection, path: str) -> list[tuple[tuple[int, int], str]]:
     """((start, end), origin class) of every indexed chunk of a file."""
-    return [((int(r[0]), int(r[1])), r[2]) for r in conn.execute(
-        "SELECT c.start_line, c.end_line, p.origin_class FROM memory_index_chunks c "
-        "JOIN memory_index_chunk_provenance p ON p.chunk_id = c.id WHERE c.path = ? ORDER BY c.start_line",
-        (path,),
-    )]
+    return [
+        ((int(r[0]), int(r[1])), r[2])
+        for r in conn.execute(
+            "SELECT c.start_line, c.end_line, p.origin_class FROM memory_index_chunks c "
+            "JOIN memory_index_chunk_provenance p ON p.chunk_id = c.id WHERE c.path = ? ORDER BY c.start_line",
+            (path,),
+        )
+    ]
 
 
 def first_chunks(conn: apsw.Connection, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], BodyRow]:
@@ -244,3 +252,38 @@ def index_revision(conn: apsw.Connection) -> int:
 def source_count(conn: apsw.Connection, sources: Sequence[str]) -> int:
     src, params = _source_clause(sources)
     return int(next(iter(conn.execute(f"SELECT COUNT(*) FROM memory_index_sources WHERE 1 = 1{src}", params)))[0])
+
+
+def has_filtered_vectors(conn: apsw.Connection, model: str, sources: Sequence[str]) -> bool:
+    """Whether some stored vector belongs to another model or source (a KNN filter would drop it)."""
+    if sources:
+        marks = ", ".join("?" for _ in sources)
+        sql = (
+            "SELECT EXISTS (SELECT 1 FROM memory_index_chunks WHERE embedding IS NOT NULL "
+            f"AND (model != ? OR source NOT IN ({marks})))"
+        )
+        params: list[object] = [model, *sources]
+    else:
+        sql = "SELECT EXISTS (SELECT 1 FROM memory_index_chunks WHERE embedding IS NOT NULL AND model != ?)"
+        params = [model]
+    return bool(next(iter(conn.execute(sql, params)))[0])
+
+
+def document_frequency(conn: apsw.Connection, term: str, tokenizer: str) -> int:
+    """How many chunks contain ``term`` (a trigram MATCH when possible, else a LIKE scan)."""
+    if tokenizer == "trigram" and len(term) >= 3:
+        try:
+            row = next(
+                iter(
+                    conn.execute(
+                        f"SELECT COUNT(*) FROM {FTS} WHERE {FTS} MATCH ?", ('"' + term.replace('"', "") + '"',)
+                    )
+                )
+            )
+            return int(row[0])
+        except apsw.SQLError:
+            pass
+    row = next(
+        iter(conn.execute(f"SELECT COUNT(*) FROM {FTS} WHERE text LIKE ? ESCAPE '\\'", (f"%{escape_like(term)}%",)))
+    )
+    return int(row[0])

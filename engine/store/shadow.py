@@ -43,8 +43,21 @@ def seed_cache(temp: apsw.Connection, live_path: Path) -> None:
         temp.execute("DETACH DATABASE live")
 
 
-_CHUNK_COLS = ("id", "path", "source", "start_line", "end_line", "hash", "model", "text", "embedding", "updated_at")
-_FTS_COLS = ("text", "id", "path", "source", "model", "start_line", "end_line")
+# rowid is copied too: the FTS row of a chunk shares the chunk's rowid (see index_rows).
+_CHUNK_COLS = (
+    "rowid",
+    "id",
+    "path",
+    "source",
+    "start_line",
+    "end_line",
+    "hash",
+    "model",
+    "text",
+    "embedding",
+    "updated_at",
+)
+_FTS_COLS = ("rowid", "text", "id", "path", "source", "model", "start_line", "end_line")
 
 
 def publish(live: apsw.Connection, temp_path: Path, expected_revision: int, tokenizer: str, dims: int | None) -> None:

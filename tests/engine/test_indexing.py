@@ -142,3 +142,37 @@ def test_reset_drops_only_derived_tables(fts_engine: MemoryEngine) -> None:
     assert fts_engine.stored_identity() is None
     assert rows.count_chunks(conn) == (0, 0)
     assert [r[0] for r in conn.execute("SELECT session_id FROM memory_session_tombstones")] == ["s1"]
+
+
+def test_fts_rows_are_found_by_rowid_and_by_id_in_older_indexes(tmp_path: Path) -> None:
+    # A chunk's FTS row shares the chunk's rowid when it is free (found without a scan); in an
+    # older index that rowid may hold another chunk's text: that row must never be touched.
+    from engine.store.db import Store
+    from engine.store.schema import ensure_chunks_fts
+
+    conn = Store(tmp_path / "index.sqlite").conn()
+    ensure_chunks_fts(conn, "trigram")
+
+    def fts() -> list[tuple[int, str, str]]:
+        return [(r[0], r[1], r[2]) for r in conn.execute("SELECT rowid, id, model FROM memory_index_chunks_fts")]
+
+    def chunk(cid: str, hash_: str) -> rows.NewChunk:
+        return rows.NewChunk(
+            cid, f"{cid}.md", "memory", 1, 1, hash_, "some text", "agent", "unknown", 0, None, None, None, None
+        )
+
+    with conn:
+        rows.insert_chunks(conn, [chunk("aligned", "h1")], now=0.0, embeddings={}, model="m", vec=False)
+        conn.execute(
+            "INSERT INTO memory_index_chunks_fts (rowid, text, id, path, source, model, start_line, end_line) "
+            "VALUES (2, 'older', 'older', 'o.md', 'memory', 'fts-only', 1, 1)"
+        )
+        rows.insert_chunks(conn, [chunk("moved", "h2")], now=0.0, embeddings={}, model="m", vec=False)
+    assert fts() == [(1, "aligned", "fts-only"), (2, "older", "fts-only"), (3, "moved", "fts-only")]
+    with conn:
+        rows.set_chunk_embedding(conn, "h1", b"\0" * 8, "m", False)
+        rows.set_chunk_embedding(conn, "h2", b"\0" * 8, "m", False)
+    assert fts() == [(1, "aligned", "m"), (2, "older", "fts-only"), (3, "moved", "m")]
+    with conn:
+        rows.delete_chunks(conn, ["aligned", "moved"])
+    assert fts() == [(2, "older", "fts-only")]

@@ -14,6 +14,8 @@ from engine.search.ranking import (
     importance_factor,
     jaccard,
     mmr_order,
+    openclaw_age_days,
+    openclaw_snippet_tokens,
     project_factor,
     snippet_tokens,
 )
@@ -96,3 +98,26 @@ def test_snippet_tokens_handle_cjk_with_bigrams() -> None:
     toks = snippet_tokens("返程车票 ticket")
     assert {"返程", "程车", "车票", "ticket"} <= toks
     assert jaccard(frozenset({"a", "b"}), frozenset({"b", "c"})) == pytest.approx(1 / 3)
+
+
+def test_openclaw_scoring_decays_every_dated_memory_path() -> None:
+    # OpenClaw 2026.9.6 decays slugged and nested dated notes too; other memory paths never decay.
+    for dated in ("memory/2026-10-06.md", "memory/2026-10-06-call.md", "memory/warm/2026-10-06.md"):
+        assert openclaw_age_days(dated, NOW, None) == pytest.approx(30.0)
+    for evergreen in ("MEMORY.md", "USER.md", "memory/projects/billing.md", "notes/2026-10-06.md"):
+        assert openclaw_age_days(evergreen, NOW, None) is None
+    mtime = int(datetime(2026, 11, 4, tzinfo=UTC).timestamp() * 1000)
+    assert openclaw_age_days("memory/2026-02-30.md", NOW, mtime) == pytest.approx(1.0)  # no such day: mtime
+
+
+def test_openclaw_mmr_tokens_and_ties() -> None:
+    assert openclaw_snippet_tokens("返程 ticket G7") == {"返", "程", "返程", "ticket", "g7"}
+    empty_a, empty_b = openclaw_snippet_tokens("Привет"), openclaw_snippet_tokens("привет ")
+    assert jaccard(empty_a, empty_b) == 1.0 and jaccard(empty_a, openclaw_snippet_tokens("мир")) == 0.0
+    # After p, r1 and r2 have the same MMR value (0.5·0.5 − 0 = 0.5·0.75 − 0.5·0.25): OpenClaw
+    # takes the higher score (r2); the default rule keeps list order (r1).
+    items = [("p", 1.0, {"a"}), ("r1", 0.5, {"b"}), ("r2", 0.75, {"a", "c", "d", "e"}), ("z", 0.0, {"z"})]
+    tied = mmr_order(items, relevance=lambda x: x[1], tokens=lambda x: frozenset(x[2]), lam=0.5, exact_ties=True)
+    assert [x[0] for x in tied] == ["p", "r2", "r1", "z"]
+    first = mmr_order(items, relevance=lambda x: x[1], tokens=lambda x: frozenset(x[2]), lam=0.5)
+    assert [x[0] for x in first] == ["p", "r1", "r2", "z"]

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from engine.status import StatusReport, build_status
-from tui.status_text import status_lines
 from tui.cli import common
+from tui.status_text import status_lines
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

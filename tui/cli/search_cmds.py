@@ -132,7 +132,11 @@ def explain_lines(hit: SearchHit) -> list[str]:
     age = "evergreen" if b.age_days is None else f"{b.age_days:.1f} d"
     tier = {3: "full path", 2: "file name", 1: "file stem"}.get(b.path_tier, "none")
     rows = [
-        ("vector", f"{_f(b.vector)}  (cosine {_f(b.vector_raw)})"),
+        (
+            "vector",
+            f"{_f(b.vector)}  (cosine {_f(b.vector_raw)}"
+            + (f", {b.vector_z:+.1f} deviations vs this workspace's background)" if b.vector_z is not None else ")"),
+        ),
         ("keyword", f"{_f(b.keyword)}  (bm25 {_f(b.keyword_raw, 2)})"),
         ("content", f"{_f(b.content)}  = 0.7·vector + 0.3·keyword" + ("  → (1+c)/2 exact path" if b.path_tier else "")),
         ("decay", f"× {_f(b.decay)}  (age {age})"),

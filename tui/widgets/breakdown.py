@@ -16,7 +16,7 @@ TIER = {3: "full path", 2: "file name", 1: "file stem"}
 
 def bar(value: float, width: int = BAR_WIDTH, style: str = "cyan") -> Text:
     value = max(0.0, min(1.0, value))
-    full = int(round(value * width))
+    full = round(value * width)
     return Text.assemble(("█" * full, style), ("░" * (width - full), "dim"))
 
 
@@ -28,7 +28,8 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     b = hit.breakdown
     head = Text.assemble(
         (f"{hit.path}:{hit.start_line}-{hit.end_line}", "bold"),
-        ("  ·  score ", "dim"), (f"{hit.score:.3f}", "bold"),
+        ("  ·  score ", "dim"),
+        (f"{hit.score:.3f}", "bold"),
         ("  ·  ", "dim"),
         ("passed" if b.passed_threshold else "below threshold", "green" if b.passed_threshold else "yellow"),
     )
@@ -41,6 +42,8 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     table.add_column(ratio=1)
     weights = (0.7, 0.3)
     cos = f"cosine {_n(b.vector_raw)}" if b.vector_raw is not None else "no vector for this chunk"
+    if b.vector_z is not None:
+        cos += f" · {b.vector_z:+.1f} σ vs background"
     table.add_row("vector", bar(b.vector), _n(b.vector, 2), Text(cos, style="dim"))
     if b.keyword_raw is not None and response.scoring == "calibrated":
         kw_note = f"covers {b.keyword * 100:.0f} % of the query · bm25 {b.keyword_raw:.2f}"
@@ -63,13 +66,19 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     table.add_row("× project", Text(""), _n(b.project_factor, 2), Text(proj, style="dim"))
     verdict = "≥" if b.pre_threshold >= min_score or b.path_tier else "<"
     shown = f"shown as {hit.score:.3f} (exact path tier first)" if b.path_tier else f"{verdict} min score {min_score}"
-    table.add_row(Text("= score", style="bold"), bar(b.pre_threshold, style="green"), _n(b.pre_threshold, 3),
-                  Text(shown, style="bold" if b.passed_threshold else "yellow"))
+    table.add_row(
+        Text("= score", style="bold"),
+        bar(b.pre_threshold, style="green"),
+        _n(b.pre_threshold, 3),
+        Text(shown, style="bold" if b.passed_threshold else "yellow"),
+    )
     tail = Text.assemble(
-        ("MMR rank ", "dim"), (f"#{b.mmr_rank}" if b.mmr_rank else "—", ""),
-        ("  ·  found by ", "dim"), (", ".join(hit.legs) or "—", ""),
-        ("  ·  origin ", "dim"), (hit.provenance.origin_class,
-                                  "bold red" if hit.provenance.origin_class == "untrusted" else ""),
+        ("MMR rank ", "dim"),
+        (f"#{b.mmr_rank}" if b.mmr_rank else "—", ""),
+        ("  ·  found by ", "dim"),
+        (", ".join(hit.legs) or "—", ""),
+        ("  ·  origin ", "dim"),
+        (hit.provenance.origin_class, "bold red" if hit.provenance.origin_class == "untrusted" else ""),
     )
     parts: list[RenderableType] = [head, Text(""), table, Text(""), tail]
     if hit.note:

@@ -21,7 +21,9 @@ class StatusBar(Static):
     warning: reactive[str] = reactive("")
 
     def progress(self, phase: str, done: int, total: int, detail: str = "") -> None:
-        if phase in PHASES:
+        if phase == "model":
+            self.activity = detail or PHASES[phase]
+        elif phase in PHASES:
             self.activity = f"{PHASES[phase]} {done:,}/{total:,}" if total else PHASES[phase]
         elif phase == "cancelled":
             self.activity = "indexing cancelled"
@@ -51,4 +53,4 @@ class StatusBar(Static):
         from pathlib import Path
 
         home = str(Path.home())
-        return "~" + path[len(home):] if path.startswith(home + "/") else path
+        return "~" + path[len(home) :] if path.startswith(home + "/") else path

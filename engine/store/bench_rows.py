@@ -1,0 +1,32 @@
+"""SQL the benchmarks under bench/ need: reading back what was indexed, writing synthetic corpora.
+
+Nothing in the product calls these; they live here because all SQL lives in engine/store.
+"""
+
+from __future__ import annotations
+
+import apsw
+
+
+def distinct_chunk_texts(conn: apsw.Connection) -> list[str]:
+    """One text per distinct chunk hash, in index order: what the embedding pass sent to the model."""
+    return [str(r[0]) for r in conn.execute("SELECT text FROM memory_index_chunks GROUP BY hash ORDER BY MIN(rowid)")]
+
+
+def embedded_chunks(conn: apsw.Connection, model: str) -> list[tuple[str, bytes]]:
+    """(text, vector blob) of every chunk embedded by ``model``, in index order."""
+    return [
+        (str(r[0]), bytes(r[1]))
+        for r in conn.execute(
+            "SELECT text, embedding FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? ORDER BY rowid",
+            (model,),
+        )
+    ]
+
+
+def fill_vec_table(conn: apsw.Connection) -> None:
+    """Copy every stored vector into the sqlite-vec table in one statement (synthetic corpora)."""
+    conn.execute(
+        "INSERT OR REPLACE INTO memory_index_chunks_vec (id, embedding) "
+        "SELECT id, embedding FROM memory_index_chunks WHERE embedding IS NOT NULL"
+    )
