@@ -47,11 +47,10 @@ from engine.store import context_rows
 from engine.trigger_recall import STRONG_MATCH, MessageWords, PhraseScore, score_entry
 from engine.workspace.annotations import (
     INVALID_PROJECT_ANNOTATION,
-    OBSERVED_MARKER,
     normalize_project_key,
     strip_annotation_carriers,
 )
-from engine.workspace.entries import parse_entries
+from engine.workspace.entries import entry_statuses, parse_entries
 
 if TYPE_CHECKING:
     from engine.facade import MemoryEngine
@@ -552,7 +551,7 @@ class ContextService:
         passed = 0
         for row in rows:
             keys = _keys(row.project_key)
-            superseded = _is_superseded(row.text)
+            superseded = _row_superseded(self.engine.workspace, row.path, row.start_line, row.end_line)
             why = _ineligible(row.path, "memory", row.origin_class, keys, active, superseded)
             if why is None:
                 passed += 1
@@ -742,9 +741,12 @@ def _ineligible(
     return None
 
 
-def _is_superseded(text: str) -> bool:
-    """A chunk that carries a ``status: superseded`` observed marker (USER.md entries)."""
-    return any(m.group(2).lower() == "superseded" for m in OBSERVED_MARKER.finditer(text))
+def _row_superseded(workspace: Path, path: str, start: int, end: int) -> bool:
+    """Whether the curated entry a chunk holds is superseded. The ``observed`` marker sits on
+    the line above its bullet — in OpenClaw's chunking, the end of the previous chunk — so the
+    parsed entries decide, not the chunk's text."""
+    statuses = entry_statuses(workspace / path, path)
+    return any(st == "superseded" for line, st in statuses.items() if start <= line <= end)
 
 
 def _escape_xml(text: str) -> str:

@@ -408,11 +408,14 @@ class MemoryEngine:
         legs: str = "hybrid",
         record: bool = True,
         sync: bool = True,
+        include_untrusted: bool = False,
     ) -> SearchResponse:
         """Hybrid search with a breakdown per hit and the near-misses (DESIGN §5).
 
         ``record=False`` keeps the search out of the recall signals Dreaming promotes from
         (previews, the TUI's search-as-you-type until a result is opened, ``--no-record``).
+        Untrusted-origin hits (web pages, other people) are left out and listed among the
+        near-misses with the reason, unless ``include_untrusted``; then they are labelled.
         """
         if not query.strip():
             raise ClawmemError("the query is empty")
@@ -470,7 +473,10 @@ class MemoryEngine:
 
         response = run_search(
             conn,
-            SearchRequest(query, max_results, min_score, tuple(project_keys), scoring, legs),
+            SearchRequest(
+                query, max_results, min_score, tuple(project_keys), scoring, legs,
+                include_untrusted=include_untrusted,
+            ),
             self.settings,
             self.clock.now(),
             vctx,

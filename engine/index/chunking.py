@@ -10,6 +10,7 @@
 - clawmem's rules: chunk id = first 16 hex of SHA-256 over ``source|path|start|end|hash``;
   a heading-only chunk in a note or diary is merged into the chunk that follows it (in
   per-entry mode a heading is an entry of its own, so it stays separate, as in OpenClaw).
+  Entry boundaries in curated files are OpenClaw's, so search line ranges match it exactly.
 """
 
 from __future__ import annotations
@@ -87,33 +88,18 @@ def hash_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-_MARKER_LINE = re.compile(r"^\s*<!--\s*(?:observed:|openclaw-memory-lineage:|openclaw-memory-promotion:)[^\n]*-->\s*$")
-
-
 def _curated_spans(lines: list[str]) -> Iterator[tuple[int, int, str]]:
-    """(start, end, kind) of each curated entry; kind is 'entry' (bullet) or 'section'.
-
-    clawmem's rule on top of the spec's: a marker comment line (USER.md ``observed/status``,
-    Dreaming's lineage and promotion markers) opens the entry of the bullet that follows it,
-    so the marker travels with its own entry instead of trailing the previous one.
-    """
+    """(start, end, kind) of each curated entry: a new entry starts at each line beginning with
+    ``- `` (kind 'entry') or a heading ('section'), exactly as OpenClaw's chunker; comment lines
+    (USER.md's ``observed`` markers) stay with the entry above them, so line ranges match."""
     start = 1
-    kind = "entry" if lines and (lines[0].startswith("- ") or _MARKER_LINE.match(lines[0])) else "section"
-    only_markers = bool(lines) and bool(_MARKER_LINE.match(lines[0]))
+    kind = "entry" if lines and lines[0].startswith("- ") else "section"
     for index in range(1, len(lines)):
         line = lines[index]
-        marker = bool(_MARKER_LINE.match(line))
-        if line.startswith("- ") and only_markers:
-            only_markers = False  # the bullet joins the markers that announced it
-            continue
-        nxt = "entry" if (line.startswith("- ") or marker) else "section" if _HEADING.match(line) else None
+        nxt = "entry" if line.startswith("- ") else "section" if _HEADING.match(line) else None
         if nxt:
-            if not (marker and only_markers):
-                yield start, index, kind
-                start, kind = index + 1, nxt
-            only_markers = marker
-        elif only_markers and line.strip():
-            only_markers = False
+            yield start, index, kind
+            start, kind = index + 1, nxt
     yield start, len(lines), kind
 
 

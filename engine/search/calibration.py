@@ -2,25 +2,27 @@
 
 multilingual-e5 puts every pair of texts between about 0.70 and 0.85 cosine, so used raw the
 vector leg is a near-constant ≈ 0.55 and evergreen, importance-boosted MEMORY.md lines outrank
-every relevant diary. clawmem standardises each query's cosines against the *background*: how
-similar the query is to this workspace's chunks in general, measured on a fixed spread of stored
-vectors with a robust median and MAD (so the few relevant chunks do not move it).
+every relevant diary. clawmem turns each cosine into evidence *relative to this workspace*:
 
-The background is kept per script: a Chinese query is closer to *every* Chinese chunk than to
-any English one (and the other way round), so one background would bury cross-lingual answers
-and flatter same-language noise. Each chunk's cosine becomes a robust z-score against the
-background of chunks in its own script (CJK or not; the whole sample when a script has too few),
-and the z-score becomes a probability-like relevance with a logistic curve (Platt scaling):
+1. **Background, per script.** The query's similarity to a fixed spread of the workspace's
+   stored vectors gives a robust median and spread (MAD): what "unrelated" looks like for this
+   query here. It is kept per script, because a Chinese query is closer to *every* Chinese chunk
+   than to any English one (and the other way round): one background would bury cross-lingual
+   answers and flatter same-language noise. A chunk is standardised against the chunks of its
+   own script — CJK (≥ 80 % of its letters), Latin (≤ 20 %) — and a mixed line ("Prefer
+   坐高铁出行"), close to both languages, against the whole sample.
+2. **Relevance.** The cosine becomes a z-score against that background, and the z-score a
+   probability-like relevance with a logistic curve (Platt scaling):
 
-    z = (cosine − median[script]) / (1.4826 · MAD[script])
-    vector = 1 / (1 + exp(−(z − Z_MID) / Z_SLOPE))
+       vector = 1 / (1 + exp(−(z − Z_MID) / Z_SLOPE))
 
-A chunk at its background level scores ≈ 0.03, one 2.5 deviations above it 0.5, a
-near-duplicate ≈ 1. Strong matches saturate, so among them the keyword part decides. The curve
-was chosen by measurement (bench/fixture_queries.py and bench/locomo.py; see bench/RESULTS.md).
-It costs one dot product per sampled chunk (~0.1 ms) and needs no tuning by the user; the
-breakdown shows the raw cosine beside the calibrated value and the response says what the
-background was.
+   ≈ 0.03 at the background level, 0.5 at ``Z_MID`` deviations above it, → 1 for a
+   near-duplicate; strong matches saturate, so among them the keyword part decides.
+
+The constants were chosen by measurement (bench/fixture_queries.py, bench/locomo.py; see
+bench/RESULTS.md). It costs one (512 × dims) product per query and no tuning by the user. The
+breakdown shows the raw cosine, the deviations and the calibrated value; the response says what
+the background was.
 """
 
 from __future__ import annotations
@@ -34,37 +36,35 @@ import numpy as np
 
 SAMPLE_SIZE = 512
 MIN_SAMPLE = 6
-Z_MID = 2.5
-Z_SLOPE = 0.7
+Z_MID = 3.5
+Z_SLOPE = 1.0
 MIN_SPREAD = 0.01
-CJK_SHARE = 0.3
-
+CJK_SHARE = 0.8
+SCRIPT_SAMPLE = 600  # characters: enough to tell a Chinese note from an English one
 
 _LETTER = re.compile(r"[^\W\d_]")
 _CJK = re.compile("[\u3040-\u30ff\u3131-\u3163\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-SCRIPT_SAMPLE = 600  # characters: enough to tell a Chinese note from an English one
-
-
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
 def script_of(text: str) -> str:
-    """'cjk' when at least 30 % of the letters are CJK, else 'latin'.
+    """'cjk' when ≥ 80 % of the letters are CJK, 'latin' when ≤ 20 %, else 'mixed'.
 
     Markers in HTML comments (``<!-- observed: … -->``) are machine text, not the note's language.
     """
     sample = _COMMENT.sub(" ", text[: SCRIPT_SAMPLE * 2])[:SCRIPT_SAMPLE]
     letters = len(_LETTER.findall(sample))
     if not letters:
-        return "latin"
-    return "cjk" if len(_CJK.findall(sample)) / letters >= CJK_SHARE else "latin"
+        return "mixed"
+    share = len(_CJK.findall(sample)) / letters
+    return "cjk" if share >= CJK_SHARE else "latin" if share <= 1 - CJK_SHARE else "mixed"
 
 
 @dataclass(frozen=True)
 class Background:
-    """Stored unit vectors and the script of each (what a query is compared against)."""
+    """A fixed spread of the workspace's unit vectors and the script of each."""
 
-    vectors: np.ndarray  # (n, dims)
+    vectors: np.ndarray  # (n, dims), unit length
     scripts: tuple[str, ...]
 
 
@@ -78,28 +78,31 @@ class Band:
 @dataclass(frozen=True)
 class Calibration:
     method: str  # "workspace-background" or "raw"
-    bands: dict[str, Band] = field(default_factory=dict)  # per script, plus "all"
+    bands: dict[str, Band] = field(default_factory=dict)  # "all", and "cjk"/"latin" when sampled
     z_mid: float = Z_MID
     z_slope: float = Z_SLOPE
 
+    def band_for(self, text: str) -> Band:
+        return self.bands.get(script_of(text)) or self.bands["all"]
+
     def z_score(self, cosine: float, text: str = "") -> float:
-        band = self.bands.get(script_of(text)) or self.bands["all"]
+        """Deviations above the background of chunks in the same script as ``text``."""
+        band = self.band_for(text)
         return (cosine - band.median) / band.spread
+
+    def relevance(self, z: float) -> float:
+        """The logistic curve: ≈ 0 at the background, 0.5 at ``z_mid`` deviations, → 1 above."""
+        return 1.0 / (1.0 + math.exp(-(z - self.z_mid) / self.z_slope))
 
     def apply(self, cosine: float, text: str = "") -> float:
         if self.method == "raw":
             return max(0.0, min(1.0, cosine))
-        z = self.z_score(cosine, text)
-        return 1.0 / (1.0 + math.exp(-(z - self.z_mid) / self.z_slope))
+        return self.relevance(self.z_score(cosine, text))
 
     def describe(self) -> str:
         if self.method == "raw":
             return "raw cosine (openclaw scoring)"
-        parts = [
-            f"{name} {b.median:.3f} ± {b.spread:.3f} (n={b.size})"
-            for name, b in sorted(self.bands.items())
-            if name != "all"
-        ] or [f"{self.bands['all'].median:.3f} ± {self.bands['all'].spread:.3f}"]
+        parts = [f"{name} {b.median:.3f} ± {b.spread:.3f} (n={b.size})" for name, b in sorted(self.bands.items())]
         return f"cosine vs this workspace's background ({'; '.join(parts)}); {self.z_mid:g} deviations above it = 0.5"
 
 
@@ -113,7 +116,7 @@ def _band(sims: np.ndarray) -> Band:
 
 
 def measure(query_vec: np.ndarray, background: Background | None) -> Calibration:
-    """The background of one query, per script."""
+    """What "unrelated" looks like for this query in this workspace, per script."""
     if background is None or len(background.vectors) < MIN_SAMPLE:
         return RAW
     sims = background.vectors @ np.asarray(query_vec, dtype=np.float32)

@@ -322,6 +322,7 @@ def keyword_leg(
     sources: Sequence[str],
     limit: int,
     cap: bool = False,
+    cjk_subphrases: bool = True,
 ) -> tuple[list[KeywordHit], list[str]]:
     """Keyword + path hits merged by chunk id, and the extracted keywords that were probed.
 
@@ -337,7 +338,11 @@ def keyword_leg(
     probed: list[str] = []
     non_exact = sum(1 for h in merged.values() if not h.exact_tier)
     if non_exact < limit:
-        terms = [t for t in extract_keywords(query, limit=KEYWORD_FALLBACK_TERMS) if t != query.strip().lower()]
+        terms = [
+            t
+            for t in extract_keywords(query, limit=KEYWORD_FALLBACK_TERMS, cjk_subphrases=cjk_subphrases)
+            if t != query.strip().lower()
+        ]
         same_query = lower_tokens(query) == lower_tokens(" ".join(terms))
         if terms and not (merged and same_query):
             for term in terms:

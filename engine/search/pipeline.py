@@ -36,6 +36,7 @@ from engine.search.types import Provenance, ScoreBreakdown, SearchHit, SearchRes
 from engine.search.vector import cosines_for, vector_leg
 from engine.store import search_queries as q
 from engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
+from engine.workspace.entries import entry_statuses
 
 CANDIDATE_WINDOW = 200  # every leg ranks a 200-wide window; results are cut at the end
 SUPERSEDED = re.compile(r"<!--\s*observed:[^>]*status:\s*superseded\s*-->", re.IGNORECASE)
@@ -50,6 +51,7 @@ class SearchRequest:
     scoring: str = "calibrated"  # or "openclaw"
     legs: str = "hybrid"  # hybrid | keyword | vector
     sources: tuple[str, ...] = ("memory",)
+    include_untrusted: bool = False  # untrusted-origin hits are left out (and explained) unless asked for
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,14 @@ def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str) 
     if not total or len(concepts) < 2:
         return {}
     return {c: math.log(1 + total / (q.document_frequency(conn, c, tokenizer) + 1)) for c in concepts}
+
+
+def _status(settings: Settings, path: str, start: int, end: int, text: str) -> str:
+    """"superseded" when the curated entry this chunk holds carries a superseded marker."""
+    if path not in ("USER.md", "MEMORY.md", "memory.md"):
+        return "superseded" if SUPERSEDED.search(text) else "active"
+    statuses = entry_statuses(settings.workspace / path, path)
+    return next((st for line, st in sorted(statuses.items()) if start <= line <= end), "active")
 
 
 def snippet_of(text: str, limit: int) -> str:
@@ -131,6 +141,7 @@ def run_search(
             sources=req.sources,
             limit=CANDIDATE_WINDOW,
             cap=req.scoring == "openclaw",
+            cjk_subphrases=req.scoring != "openclaw",
         )
     timings["keyword"] = (time.perf_counter() - t0) * 1000
 
@@ -194,7 +205,8 @@ def run_search(
             continue  # chunk vanished (concurrent sync or forget)
         kw = c.kw
         v_raw = c.cosine
-        vec = calib.apply(v_raw, c.text) if v_raw is not None else 0.0
+        z = calib.z_score(v_raw, c.text) if v_raw is not None and calib.method != "raw" else None
+        vec = (calib.relevance(z) if z is not None else calib.apply(v_raw)) if v_raw is not None else 0.0
         # OpenClaw 2026.9.6 gives every candidate of a file the query names exactly (vector hits and
         # body hits too, not only the path leg's first chunk) that file's exact tier.
         tier = exact_tier(query, c.path) if openclaw else (kw.exact_tier if kw else 0)
@@ -227,6 +239,8 @@ def run_search(
         imp_f = importance_factor(m.importance)
         keys = tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip())
         excluded = "dropped: invalid project annotation" if INVALID_PROJECT_ANNOTATION in keys else None
+        if excluded is None and m.origin_class == "untrusted" and not req.include_untrusted:
+            excluded = "untrusted origin: left out unless you search untrusted memory explicitly"
         proj_f = project_factor(keys, req.project_keys)
         final = pre * decay * imp_f * proj_f
         if tier:
@@ -250,7 +264,7 @@ def run_search(
             pre_threshold=round(final, 6),
             mmr_rank=None,
             passed_threshold=False,
-            vector_z=round(calib.z_score(v_raw, c.text), 3) if v_raw is not None and calib.method != "raw" else None,
+            vector_z=round(z, 3) if z is not None else None,
         )
         scored.append((c, bd, public, excluded))
 
@@ -340,7 +354,7 @@ def run_search(
             breakdown=replace(bd, passed_threshold=passed),
             triggers=tuple(t for t in (m.triggers or "").split("; ") if t),
             project_keys=tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip()),
-            status="superseded" if SUPERSEDED.search(m.text) else "active",
+            status=_status(settings, c.path, c.start_line, c.end_line, m.text),
             legs=tuple(sorted(c.legs)),
             note=excluded
             or (

@@ -130,8 +130,12 @@ _CJK_CLASS = "\u3040-\u30ff\u3131-\u3163\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _MIXED = re.compile(f"[^\\W{_CJK_CLASS}]+|[{_CJK_CLASS}]+")
 
 
-def extract_keywords(query: str, *, limit: int = 6) -> list[str]:
-    """Up to ``limit`` search terms from a natural-language query (lowercased, de-duplicated)."""
+def extract_keywords(query: str, *, limit: int = 6, cjk_subphrases: bool = True) -> list[str]:
+    """Up to ``limit`` search terms from a natural-language query (lowercased, de-duplicated).
+
+    ``cjk_subphrases=False`` keeps each CJK run whole, as OpenClaw does under the trigram
+    tokenizer (used by ``--scoring openclaw`` for parity).
+    """
     out: dict[str, None] = {}
     text = nfc(query).lower()
     for segment in _SPLIT.split(text):
@@ -143,7 +147,7 @@ def extract_keywords(query: str, *, limit: int = 6) -> list[str]:
                 for particle in JA_PARTICLES:
                     part = part.replace(particle, " ")
                 for run in part.split():
-                    for term in _cjk_terms(run, limit):
+                    for term in _cjk_terms(run, limit) if cjk_subphrases else [run]:
                         out.setdefault(term, None)
                 continue
             if part in STOP_WORDS or part.isdigit():

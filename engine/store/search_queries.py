@@ -160,14 +160,11 @@ def embeddings_for(conn: apsw.Connection, ids: Sequence[str], model: str) -> dic
 
 def background_sample(conn: apsw.Connection, model: str, size: int) -> list[tuple[bytes, str]]:
     """A deterministic spread of stored (vector, text) pairs; ids are hashes, so id order is mixed."""
-    return [
-        (bytes(r[0]), r[1])
-        for r in conn.execute(
-            "SELECT embedding, text FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? "
-            "ORDER BY id LIMIT ?",
-            (model, size),
-        )
-    ]
+    return [(bytes(r[0]), r[1]) for r in conn.execute(
+        "SELECT embedding, text FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? "
+        "ORDER BY id LIMIT ?",
+        (model, size),
+    )]
 
 
 @dataclass(frozen=True)

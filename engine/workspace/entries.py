@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from markdown_it import MarkdownIt
 
@@ -179,3 +180,32 @@ def _entry(
         lineage_key=lineage,
         promotion_key=promotion,
     )
+
+
+_STATUS_CACHE: dict[tuple[str, int, int], dict[int, str]] = {}
+
+
+def entry_statuses(path: Path, rel: str) -> dict[int, str]:
+    """{entry start line: status} of a curated file, cached by (path, size, mtime).
+
+    Search uses it to mark a hit superseded: the marker line sits above the bullet, often in
+    the previous chunk, so the chunk text alone cannot tell.
+    """
+    from engine.workspace.reading import FileText, read_memory_text
+
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    cached = _STATUS_CACHE.get(key)
+    if cached is not None:
+        return cached
+    read = read_memory_text(path, rel, 16 * 1024 * 1024)
+    statuses = {}
+    if isinstance(read, FileText):
+        statuses = {e.start_line: e.status for e in parse_entries(rel, read.text, curated_root=True)}
+    if len(_STATUS_CACHE) > 64:
+        _STATUS_CACHE.clear()
+    _STATUS_CACHE[key] = statuses
+    return statuses

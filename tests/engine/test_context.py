@@ -400,8 +400,8 @@ def test_superseded_invalid_project_and_untrusted_are_never_injected(fts_engine:
     fts_engine.sync()
     p = fts_engine.context.triggers("明天的高铁票买了吗")
     outcome = {(c.path, c.start_line): (c.outcome, c.eligibility) for c in p.candidates}
-    assert outcome[("USER.md", 3)] == ("ineligible", "superseded USER.md entry")
-    assert outcome[("USER.md", 5)][0] == "injected"
+    assert outcome[("USER.md", 4)] == ("ineligible", "superseded USER.md entry")
+    assert outcome[("USER.md", 6)][0] == "injected"
     assert outcome[("MEMORY.md", 13)] == ("ineligible", "invalid project annotation")
     with fts_engine.store.write() as conn:
         conn.execute(
@@ -409,7 +409,7 @@ def test_superseded_invalid_project_and_untrusted_are_never_injected(fts_engine:
             "(SELECT id FROM memory_index_chunks WHERE path = 'USER.md')"
         )
     p = fts_engine.context.triggers("明天的高铁票买了吗")
-    active = next(c for c in p.candidates if (c.path, c.start_line) == ("USER.md", 5))
+    active = next(c for c in p.candidates if (c.path, c.start_line) == ("USER.md", 6))
     assert (
         active.outcome == "ineligible" and active.eligibility == "origin untrusted: auto-injection needs owner or agent"
     )

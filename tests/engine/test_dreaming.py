@@ -50,10 +50,13 @@ def write_fact(workspace: Path, rel: str = DIARY, fact: str = FACT) -> None:
     (workspace / rel).write_text(f"- {fact}\n", encoding="utf-8")
 
 
-def recall_three_days(settings: Settings, queries: tuple[tuple[str, str], ...] = QUERIES) -> None:
+def recall_three_days(
+    settings: Settings, queries: tuple[tuple[str, str], ...] = QUERIES, *, include_untrusted: bool = False
+) -> None:
     for now, query in queries:
         with engine_at(settings, now) as e:
-            assert any(h.path == DIARY for h in e.search(query).results), query
+            results = e.search(query, include_untrusted=include_untrusted).results
+            assert any(h.path == DIARY for h in results), query
 
 
 def hit(path: str, snippet: str, score: float, origin: str = "agent", session_kind: str = "unknown") -> SearchHit:
@@ -469,7 +472,9 @@ def test_untrusted_content_is_never_proposed(home: Path, workspace: Path) -> Non
             "WHERE chunk_id IN (SELECT id FROM memory_index_chunks WHERE path = ?)",
             (DIARY,),
         )
-    recall_three_days(settings)
+    # Default search leaves untrusted hits out; a user searching untrusted memory explicitly
+    # still records recalls — and Deep must still refuse to promote them.
+    recall_three_days(settings, include_untrusted=True)
     with engine_at(settings, DREAM_AT) as e:
         entry = e.dreaming.explain(f"{DIARY}:1")
         assert entry.status == "excluded" and entry.reason == "origin untrusted"
