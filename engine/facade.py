@@ -37,6 +37,7 @@ from engine.index.watcher import ChangeCallback, WorkspaceWatcher
 from engine.search.calibration import SAMPLE_SIZE, Background, build_background
 from engine.search.pipeline import SearchRequest, VectorContext, run_search
 from engine.search.types import MemoryGetResult, SearchResponse
+from engine.search.vector import VectorMatrix, build_matrix
 from engine.store import index_rows as rows
 from engine.store import search_queries
 from engine.store.db import Store
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from engine.sessions import SessionService
 
 _UNSET = object()
+MATRIX_REBUILD_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,9 @@ class MemoryEngine:
             ensure_chunks_fts(conn, settings.index.fts_tokenizer)
         self.lock_path = settings.agent_dir / "reindex.lock"
         self._background: tuple[tuple[int, str], Background | None] | None = None
+        self._matrix: tuple[tuple[int, int, str], VectorMatrix | None] | None = None
+        self._matrix_built_at = 0.0
+        self._searches = 0
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -464,6 +469,7 @@ class MemoryEngine:
             use_vec=self.store.vec_available,
             background=lambda: self._background_matrix(ident.model if ident else ""),
             paused_reason=paused,
+            matrix=lambda: self._vector_matrix(ident.model if ident else ""),
         )
         if choice is not None and choice.error:
             warnings.append(f"{choice.error}; keyword-only")
@@ -474,7 +480,12 @@ class MemoryEngine:
         response = run_search(
             conn,
             SearchRequest(
-                query, max_results, min_score, tuple(project_keys), scoring, legs,
+                query,
+                max_results,
+                min_score,
+                tuple(project_keys),
+                scoring,
+                legs,
                 include_untrusted=include_untrusted,
             ),
             self.settings,
@@ -482,6 +493,7 @@ class MemoryEngine:
             vctx,
             tokenizer=fts_tokenizer_in_use(conn) or self.settings.index.fts_tokenizer,
             coverage=coverage,
+            chunk_total=total,
             warnings=warnings,
         )
         if choice is not None and choice.error:
@@ -495,6 +507,27 @@ class MemoryEngine:
         if record:
             recall.record_search(conn, query, response.results, self.clock)
         return response
+
+    def _vector_matrix(self, model: str) -> VectorMatrix | None:
+        """All vectors in memory, for processes that search more than once (the app, benches).
+
+        A one-shot CLI search keeps using sqlite-vec (loading 100k vectors costs ~1 s); while
+        the embedding pass is adding vectors the matrix is rebuilt at most every 30 s, and
+        sqlite-vec answers in between, so results are always complete.
+        """
+        self._searches += 1
+        if self._searches < 2 or not model:
+            return None
+        conn = self.store.conn()
+        key = (rows.revision(conn), search_queries.vector_count(conn), model)
+        if self._matrix is not None and self._matrix[0] == key:
+            return self._matrix[1]
+        if self._matrix is not None and time.monotonic() - self._matrix_built_at < MATRIX_REBUILD_S:
+            return None
+        matrix = build_matrix(conn, model)
+        self._matrix = (key, matrix)
+        self._matrix_built_at = time.monotonic()
+        return matrix
 
     def _background_matrix(self, model: str) -> Background | None:
         """A spread of stored vectors for calibration, cached until the vector count changes."""

@@ -33,7 +33,7 @@ from engine.search.ranking import (
 )
 from engine.search.tokens import concept_coverage, query_concepts
 from engine.search.types import Provenance, ScoreBreakdown, SearchHit, SearchResponse
-from engine.search.vector import cosines_for, vector_leg
+from engine.search.vector import VectorMatrix, cosines_for, matrix_leg, vector_leg
 from engine.store import search_queries as q
 from engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
 from engine.workspace.entries import entry_statuses
@@ -63,6 +63,7 @@ class VectorContext:
     use_vec: bool
     background: Callable[[], cal.Background | None]
     paused_reason: str | None = None
+    matrix: Callable[[], VectorMatrix | None] | None = None  # in-memory vectors, when worth it
 
 
 @dataclass
@@ -78,16 +79,15 @@ class _Cand:
     legs: set[str] = field(default_factory=set)
 
 
-def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str) -> dict[str, float]:
-    """IDF of each query concept over the indexed chunks: ln(1 + N / (df + 1))."""
-    total = q.chunk_count(conn)
+def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str, total: int) -> dict[str, float]:
+    """IDF of each query concept over the ``total`` indexed chunks: ln(1 + N / (df + 1))."""
     if not total or len(concepts) < 2:
         return {}
     return {c: math.log(1 + total / (q.document_frequency(conn, c, tokenizer) + 1)) for c in concepts}
 
 
 def _status(settings: Settings, path: str, start: int, end: int, text: str) -> str:
-    """"superseded" when the curated entry this chunk holds carries a superseded marker."""
+    """ "superseded" when the curated entry this chunk holds carries a superseded marker."""
     if path not in ("USER.md", "MEMORY.md", "memory.md"):
         return "superseded" if SUPERSEDED.search(text) else "active"
     statuses = entry_statuses(settings.workspace / path, path)
@@ -123,6 +123,7 @@ def run_search(
     *,
     tokenizer: str,
     coverage: float,
+    chunk_total: int = 0,
     warnings: Sequence[str] = (),
 ) -> SearchResponse:
     s = settings.search
@@ -159,9 +160,15 @@ def run_search(
         qvec = vctx.provider.embed_query(query)
         timings["embed"] = (time.perf_counter() - t1) * 1000
         t1 = time.perf_counter()
-        for vh in vector_leg(
-            conn, qvec, model=vctx.model, sources=req.sources, limit=CANDIDATE_WINDOW, use_vec=vctx.use_vec
-        ):
+        vm = vctx.matrix() if vctx.matrix is not None else None
+        leg = (
+            matrix_leg(conn, vm, qvec, req.sources, CANDIDATE_WINDOW)
+            if vm is not None
+            else vector_leg(
+                conn, qvec, model=vctx.model, sources=req.sources, limit=CANDIDATE_WINDOW, use_vec=vctx.use_vec
+            )
+        )
+        for vh in leg:
             cands[vh.id] = _Cand(
                 vh.id, vh.path, vh.source, vh.start_line, vh.end_line, vh.text, vh.cosine, None, {"vector"}
             )
@@ -191,7 +198,7 @@ def run_search(
 
     meta = q.chunk_meta(conn, list(cands))
     concepts = query_concepts(query)
-    weights = concept_weights(conn, concepts, tokenizer) if req.scoring == "calibrated" else {}
+    weights = concept_weights(conn, concepts, tokenizer, chunk_total) if req.scoring == "calibrated" else {}
     mode = "hybrid" if semantic and req.legs == "hybrid" else ("vector-only" if semantic else "fts-only")
     if mode == "hybrid" and coverage < 1.0:
         notes.append(f"hybrid search over {coverage * 100:.0f} % embedded chunks (embedding still running)")

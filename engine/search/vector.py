@@ -117,3 +117,66 @@ def cosines_for(conn: apsw.Connection, query_vec: np.ndarray, ids: Sequence[str]
         n = float(np.linalg.norm(v)) or 1.0
         out[cid] = float(v @ qv) / n
     return out
+
+
+# --------------------------------------------------------------------------- in-memory matrix
+
+MATRIX_PAGE = 4096
+
+
+@dataclass(frozen=True)
+class VectorMatrix:
+    """Every stored vector of one model as one float32 matrix (unit rows), for long-lived
+    processes: one matrix-vector product (~10–20 ms at 100k chunks) instead of sqlite-vec's
+    brute-force scan (~150 ms). 100k chunks × 384 dims cost ~150 MB."""
+
+    model: str
+    ids: tuple[str, ...]
+    sources: np.ndarray  # (n,) of source names
+    matrix: np.ndarray  # (n, dims)
+
+
+def build_matrix(conn: apsw.Connection, model: str) -> VectorMatrix | None:
+    ids: list[str] = []
+    sources: list[str] = []
+    blobs: list[np.ndarray] = []
+    after = 0
+    while True:
+        page = q.all_vectors(conn, model, after, MATRIX_PAGE)
+        if not page:
+            break
+        after = page[-1][0]
+        for _, cid, source, blob in page:
+            ids.append(cid)
+            sources.append(source)
+            blobs.append(blob_to_vec(blob))
+    if not ids:
+        return None
+    matrix = np.stack(blobs).astype(np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return VectorMatrix(model, tuple(ids), np.array(sources), matrix / norms)
+
+
+def matrix_leg(
+    conn: apsw.Connection, vm: VectorMatrix, query_vec: np.ndarray, sources: Sequence[str], limit: int
+) -> list[VectorHit]:
+    """The vector leg over the in-memory matrix: same rows and scores as the KNN."""
+    qv = np.asarray(query_vec, dtype=np.float32)
+    qv = qv / (np.linalg.norm(qv) or 1.0)
+    scores = vm.matrix @ qv
+    if sources:
+        scores = np.where(np.isin(vm.sources, list(sources)), scores, -np.inf)
+    k = min(limit, len(scores))
+    if k <= 0:
+        return []
+    part = np.argpartition(-scores, k - 1)[:k]
+    part = part[np.argsort(-scores[part], kind="stable")]
+    top = [int(i) for i in part if np.isfinite(scores[i])]
+    rows = q.chunk_rows(conn, [vm.ids[i] for i in top])
+    out = []
+    for i in top:
+        r = rows.get(vm.ids[i])
+        if r is not None:
+            out.append(VectorHit(vm.ids[i], r[0], r[1], r[2], r[3], r[4], float(scores[i])))
+    return out

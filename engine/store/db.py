@@ -15,6 +15,7 @@ from typing import Any
 import apsw
 
 from engine.errors import ClawmemError
+from engine.store import cjk_index
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -42,6 +43,7 @@ def open_connection(path: Path | str, *, load_vec: bool = True) -> tuple[apsw.Co
         raise ClawmemError(f"cannot open database {path}: {exc}") from exc
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
     vec_error = _load_vec(conn) if load_vec else "sqlite-vec disabled"
+    cjk_index.register(conn)  # its Python tokenizer must be known before the bigram table is used
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")

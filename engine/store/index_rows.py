@@ -9,6 +9,7 @@ from typing import Any
 import apsw
 import numpy as np
 
+from engine.store import cjk_index
 from engine.store.schema import vec_table_dims
 
 
@@ -138,9 +139,17 @@ def _fts_set_model(conn: apsw.Connection, chunk_id: str, model: str) -> None:
 
 
 def _fts_delete(conn: apsw.Connection, chunk_id: str) -> None:
-    conn.execute(f"DELETE FROM memory_index_chunks_fts WHERE {_FTS_BY_CHUNK_ROWID}", (chunk_id, chunk_id))
-    if conn.changes() == 0:
-        conn.execute("DELETE FROM memory_index_chunks_fts WHERE id = ?", (chunk_id,))
+    row = next(
+        iter(
+            conn.execute(f"SELECT rowid FROM memory_index_chunks_fts WHERE {_FTS_BY_CHUNK_ROWID}", (chunk_id, chunk_id))
+        ),
+        None,
+    )
+    if row is None:
+        row = next(iter(conn.execute("SELECT rowid FROM memory_index_chunks_fts WHERE id = ?", (chunk_id,))), None)
+    if row is not None:
+        conn.execute("DELETE FROM memory_index_chunks_fts WHERE rowid = ?", (row[0],))
+        cjk_index.remove(conn, row[0])
 
 
 def delete_chunks(conn: apsw.Connection, ids: Sequence[str]) -> None:
@@ -179,12 +188,15 @@ def insert_chunks(
             "SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM memory_index_chunks_fts WHERE rowid = ?)",
             (chunk_rowid, *fts_row, chunk_rowid),
         )
+        fts_rowid = chunk_rowid
         if conn.changes() == 0:  # an older index uses that rowid for another chunk's text
             conn.execute(
                 "INSERT INTO memory_index_chunks_fts (text, id, path, source, model, start_line, end_line) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 fts_row,
             )
+            fts_rowid = conn.last_insert_rowid()
+        cjk_index.add(conn, fts_rowid, c.text)
         conn.execute(
             "INSERT OR REPLACE INTO memory_index_chunk_provenance "
             "(chunk_id, origin_class, session_kind, observed_at, supersedes_key) VALUES (?, ?, ?, ?, ?)",

@@ -204,15 +204,26 @@ CREATE TABLE IF NOT EXISTS memory_short_term_recall_events (
 ) STRICT;
 """
 
+
+def _index_v2(conn: apsw.Connection) -> None:
+    """The CJK bigram index beside the trigram FTS table (see engine/store/cjk_index.py)."""
+    from engine.store import cjk_index
+
+    conn.execute(cjk_index.create_sql())
+    if fts_tokenizer_in_use(conn) is not None:
+        cjk_index.rebuild_from_fts(conn)
+
+
 # Component name -> ordered migrations (index i brings the component to version i + 1).
 # Feature modules append their own component here; never reorder or edit a shipped entry.
 COMPONENTS: dict[str, Sequence[Migration]] = {
-    "index": (_sql(INDEX_V1),),
+    "index": (_sql(INDEX_V1), _index_v2),
     "core": (_sql(CORE_V1),),
 }
 
 DERIVED_TABLES = (
     "memory_index_chunks_vec",
+    "memory_index_chunks_cjk",
     "memory_index_chunks_fts",
     "memory_index_paths_fts",
     "memory_index_chunk_recall_metadata",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import apsw
 
+from engine.store import cjk_index
 from engine.store.schema import vec_table_dims
 
 FTS = "memory_index_chunks_fts"
@@ -40,25 +41,75 @@ def body_match(
     sources: Sequence[str],
     limit: int,
 ) -> list[BodyRow]:
-    """FTS5 MATCH (bm25 ranked) plus AND-ed substring filters; substring-only when no MATCH."""
-    like = "".join(" AND text LIKE ? ESCAPE '\\'" for _ in substrings)
-    like_params = [f"%{escape_like(t)}%" for t in substrings]
-    src, src_params = _source_clause(sources)
+    """FTS5 MATCH (bm25 ranked) AND-ed with substring terms; substring-only when no MATCH.
+
+    Two steps, so only the rows returned are read from the FTS content: first rowids and ranks
+    (a common trigram matches tens of thousands of chunks at 100k), then the columns of the best
+    ``limit``. Two-character CJK substrings go through the bigram index; other short terms
+    (rare: "UK", "DB") stay ``LIKE`` filters.
+    """
+    cjk = [t for t in substrings if cjk_index.is_cjk_term(t) and len(t) == 2]
+    like_terms = [t for t in substrings if t not in cjk]
+    filters = ""
+    params: list[object] = []
+    if cjk:
+        filters += f" AND rowid IN (SELECT rowid FROM {cjk_index.TABLE} WHERE {cjk_index.TABLE} MATCH ?)"
+        params.append(cjk_index.match_expression(cjk))
+    for term in like_terms:
+        filters += " AND text LIKE ? ESCAPE '\\'"
+        params.append(f"%{escape_like(term)}%")
+    if sources and _has_other_sources(conn, sources):
+        # Reading the source column costs a content lookup per match: only when it can matter.
+        src, src_params = _source_clause(sources)
+        filters += src
+        params.extend(src_params)
+    ranked: list[tuple[int, float | None]]
     if match:
-        sql = (
-            f"SELECT id, path, source, start_line, end_line, text, bm25({FTS}) AS rank FROM {FTS} "
-            f"WHERE {FTS} MATCH ?{like}{src} ORDER BY rank ASC LIMIT ?"
+        ranked = [
+            (int(r[0]), float(r[1]))
+            for r in conn.execute(
+                f"SELECT rowid, bm25({FTS}) AS rank FROM {FTS} WHERE {FTS} MATCH ?{filters} ORDER BY rank ASC LIMIT ?",
+                [match, *params, limit],
+            )
+        ]
+    elif filters:
+        ranked = [
+            (int(r[0]), None)
+            for r in conn.execute(
+                f"SELECT rowid FROM {FTS} WHERE 1 = 1{filters} ORDER BY rowid LIMIT ?", [*params, limit]
+            )
+        ]
+    else:
+        return []
+    if not ranked:
+        return []
+    marks = ", ".join("?" for _ in ranked)
+    rows = {
+        int(r[0]): r
+        for r in conn.execute(
+            f"SELECT rowid, id, path, source, start_line, end_line, text FROM {FTS} WHERE rowid IN ({marks})",
+            [rowid for rowid, _ in ranked],
         )
-        params: list[object] = [match, *like_params, *src_params, limit]
-        return [BodyRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in conn.execute(sql, params)]
-    sql = (
-        f"SELECT id, path, source, start_line, end_line, text FROM {FTS} "
-        f"WHERE 1 = 1{like}{src} ORDER BY path, CAST(start_line AS INTEGER) LIMIT ?"
+    }
+    out = []
+    for rowid, rank in ranked:
+        r = rows.get(rowid)
+        if r is not None:
+            out.append(BodyRow(r[1], r[2], r[3], int(r[4]), int(r[5]), r[6], rank))
+    return out[:limit]
+
+
+def _has_other_sources(conn: apsw.Connection, sources: Sequence[str]) -> bool:
+    marks = ", ".join("?" for _ in sources)
+    return (
+        next(
+            iter(
+                conn.execute(f"SELECT 1 FROM memory_index_sources WHERE source NOT IN ({marks}) LIMIT 1", list(sources))
+            ),
+            None,
+        )
+        is not None
     )
-    return [
-        BodyRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], None)
-        for r in conn.execute(sql, [*like_params, *src_params, limit])
-    ]
 
 
 @dataclass(frozen=True)
@@ -160,11 +211,14 @@ def embeddings_for(conn: apsw.Connection, ids: Sequence[str], model: str) -> dic
 
 def background_sample(conn: apsw.Connection, model: str, size: int) -> list[tuple[bytes, str]]:
     """A deterministic spread of stored (vector, text) pairs; ids are hashes, so id order is mixed."""
-    return [(bytes(r[0]), r[1]) for r in conn.execute(
-        "SELECT embedding, text FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? "
-        "ORDER BY id LIMIT ?",
-        (model, size),
-    )]
+    return [
+        (bytes(r[0]), r[1])
+        for r in conn.execute(
+            "SELECT embedding, text FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? "
+            "ORDER BY id LIMIT ?",
+            (model, size),
+        )
+    ]
 
 
 @dataclass(frozen=True)
@@ -203,10 +257,6 @@ def chunk_meta(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, ChunkMeta
                 r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], bool(r[13])
             )
     return out
-
-
-def chunk_count(conn: apsw.Connection) -> int:
-    return int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0])
 
 
 def origins_by_line(conn: apsw.Connection, path: str) -> list[tuple[tuple[int, int], str]]:
@@ -267,7 +317,18 @@ def has_filtered_vectors(conn: apsw.Connection, model: str, sources: Sequence[st
 
 
 def document_frequency(conn: apsw.Connection, term: str, tokenizer: str) -> int:
-    """How many chunks contain ``term`` (a trigram MATCH when possible, else a LIKE scan)."""
+    """How many chunks contain ``term`` (a trigram MATCH or the CJK bigram index when possible,
+    else a LIKE scan)."""
+    if len(term) == 2 and cjk_index.is_cjk_term(term):
+        row = next(
+            iter(
+                conn.execute(
+                    f"SELECT COUNT(*) FROM {cjk_index.TABLE} WHERE {cjk_index.TABLE} MATCH ?",
+                    (cjk_index.match_expression([term]),),
+                )
+            )
+        )
+        return int(row[0])
     if tokenizer == "trigram" and len(term) >= 3:
         try:
             row = next(
@@ -284,3 +345,28 @@ def document_frequency(conn: apsw.Connection, term: str, tokenizer: str) -> int:
         iter(conn.execute(f"SELECT COUNT(*) FROM {FTS} WHERE text LIKE ? ESCAPE '\\'", (f"%{escape_like(term)}%",)))
     )
     return int(row[0])
+
+
+def all_vectors(conn: apsw.Connection, model: str, after_rowid: int, size: int) -> list[tuple[int, str, str, bytes]]:
+    """(rowid, id, source, blob) pages of every vector of ``model``, for the in-memory matrix."""
+    return [
+        (int(r[0]), r[1], r[2], bytes(r[3]))
+        for r in conn.execute(
+            "SELECT rowid, id, source, embedding FROM memory_index_chunks WHERE embedding IS NOT NULL AND model = ? "
+            "AND rowid > ? ORDER BY rowid LIMIT ?",
+            (model, after_rowid, size),
+        )
+    ]
+
+
+def chunk_rows(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, tuple[str, str, int, int, str]]:
+    """id -> (path, source, start_line, end_line, text) for a few chunks."""
+    out: dict[str, tuple[str, str, int, int, str]] = {}
+    for start in range(0, len(ids), 500):
+        batch = list(ids[start : start + 500])
+        marks = ", ".join("?" for _ in batch)
+        for r in conn.execute(
+            f"SELECT id, path, source, start_line, end_line, text FROM memory_index_chunks WHERE id IN ({marks})", batch
+        ):
+            out[r[0]] = (r[1], r[2], int(r[3]), int(r[4]), r[5])
+    return out

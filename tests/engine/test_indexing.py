@@ -176,3 +176,69 @@ def test_fts_rows_are_found_by_rowid_and_by_id_in_older_indexes(tmp_path: Path) 
     with conn:
         rows.delete_chunks(conn, ["aligned", "moved"])
     assert fts() == [(2, "older", "fts-only")]
+
+
+def _cjk_hits(conn: object, term: str) -> set[str]:
+    """Chunk paths the CJK bigram index returns for a two-character term."""
+    from engine.store import cjk_index
+
+    return {
+        r[0]
+        for r in conn.execute(  # type: ignore[attr-defined]
+            f"SELECT f.path FROM memory_index_chunks_fts f WHERE f.rowid IN "
+            f"(SELECT rowid FROM {cjk_index.TABLE} WHERE {cjk_index.TABLE} MATCH ?)",
+            (cjk_index.match_expression([term]),),
+        )
+    }
+
+
+def _like_hits(conn: object, term: str) -> set[str]:
+    return {
+        r[0]
+        for r in conn.execute(  # type: ignore[attr-defined]
+            "SELECT path FROM memory_index_chunks_fts WHERE text LIKE ?", (f"%{term}%",)
+        )
+    }
+
+
+def test_cjk_bigram_index_agrees_with_a_substring_scan_through_edits_and_rebuilds(
+    fts_engine: MemoryEngine, workspace: Path
+) -> None:
+    # Two-character Chinese terms are looked up in the bigram index instead of a LIKE scan:
+    # it must return exactly the rows a scan would, after every kind of index change.
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    terms = ("杭州", "返程", "车票", "酒店", "预算")
+    for term in terms:
+        assert _cjk_hits(conn, term) == _like_hits(conn, term) != set(), term
+    memory = workspace / "MEMORY.md"
+    memory.write_text(memory.read_text(encoding="utf-8").replace("返程车票", "回程机票"), encoding="utf-8")
+    (workspace / "memory" / "2026-11-04.md").unlink()
+    (workspace / "memory" / "2026-11-06.md").write_text("- 去杭州的返程车票买好了。\n", encoding="utf-8")
+    fts_engine.sync()
+    for term in terms:
+        assert _cjk_hits(conn, term) == _like_hits(conn, term), term
+    assert "memory/2026-11-04.md" not in _cjk_hits(conn, "杭州")
+    assert "memory/2026-11-06.md" in _cjk_hits(conn, "返程")
+    fts_engine.sync(force=True)  # the shadow publish refills the bigram index
+    for term in terms:
+        assert _cjk_hits(conn, term) == _like_hits(conn, term), term
+    hits = fts_engine.search("返程", legs="keyword", record=False, min_score=0.0).results
+    assert "memory/2026-11-06.md" in {h.path for h in hits}
+
+
+def test_an_index_from_before_the_bigram_table_is_migrated(home: Path, workspace: Path) -> None:
+    from engine.store import cjk_index
+
+    e1 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    e1.sync()
+    conn = e1.store.conn()
+    with conn:  # what a version-1 index looks like: no bigram table
+        conn.execute(f"DROP TABLE {cjk_index.TABLE}")
+        conn.execute("UPDATE clawmem_schema SET version = 1 WHERE component = 'index'")
+    e1.close()
+    e2 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    conn = e2.store.conn()
+    assert _cjk_hits(conn, "杭州") == _like_hits(conn, "杭州") != set()
+    assert e2.search("杭州", legs="keyword", record=False).results[0].path == "MEMORY.md"
+    e2.close()

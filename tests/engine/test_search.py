@@ -215,3 +215,40 @@ def test_openclaw_keyword_mode_returns_only_what_passed(fts_engine: MemoryEngine
     r = fts_engine.search("why did we pick PostgreSQL over MongoDB", scoring="openclaw", legs="keyword", record=False)
     assert r.results and all(h.score >= 0.35 for h in r.results)
     assert "memory/2026-06-12.md" in [h.path for h in r.near_misses]  # below the threshold: not filled in
+
+
+def test_in_memory_matrix_matches_sqlite_vec(indexed_engine: MemoryEngine) -> None:
+    # Long-lived processes (the app) score vectors from an in-memory matrix: same rows, same cosines.
+    from engine.search.vector import build_matrix, matrix_leg
+
+    conn = indexed_engine.store.conn()
+    provider = indexed_engine.provider_choice().provider
+    assert provider is not None
+    matrix = build_matrix(conn, provider.model)
+    assert matrix is not None and len(matrix.ids) == indexed_engine.vector_coverage()[0]
+    for query in ("返程车票", "why did the staging deploy fail", "湖景房"):
+        qv = provider.embed_query(query)
+        knn = vector_leg(conn, qv, model=provider.model, sources=("memory",), limit=10, use_vec=True)
+        mem = matrix_leg(conn, matrix, qv, ("memory",), 10)
+        assert [h.id for h in mem] == [h.id for h in knn]
+        assert [round(h.cosine, 4) for h in mem] == [round(h.cosine, 4) for h in knn]
+    assert matrix_leg(conn, matrix, provider.embed_query("x"), ("sessions",), 10) == []
+
+
+def test_repeated_searches_in_one_process_return_the_same_ranking(
+    indexed_engine: MemoryEngine, workspace: Path
+) -> None:
+    # The first search uses sqlite-vec, later ones the cached matrix; an edit invalidates the cache.
+    def ranking(query: str) -> tuple[list[tuple[str, int]], list[float]]:
+        r = indexed_engine.search(query, record=False, min_score=0.0)
+        return [(h.path, h.start_line) for h in r.results], [h.score for h in r.results]
+
+    first, first_scores = ranking("has the return ticket been booked")
+    again, again_scores = ranking("has the return ticket been booked")
+    assert again == first
+    assert again_scores == pytest.approx(first_scores, abs=1e-4)  # float32 sums in another order
+    assert indexed_engine._matrix is not None
+    (workspace / "memory" / "2026-11-06.md").write_text("- 返程车票已经订好了：周日 G7512。\n", encoding="utf-8")
+    indexed_engine.sync()
+    after = indexed_engine.search("has the return ticket been booked", record=False, min_score=0.0, sync=False)
+    assert "memory/2026-11-06.md" in {h.path for h in after.results}
