@@ -24,9 +24,13 @@ from engine.facade import MemoryEngine
 from tui.commands import ClawmemCommands
 from tui.messages import EditFile, EngineFailed, FilesChanged, IndexChanged, IndexProgress, OpenLocation
 from tui.screens.context import ContextPane
+from tui.screens.dreams import DreamsPane
 from tui.screens.editor import EditorPane
+from tui.screens.forget import ForgetPane
+from tui.screens.intents import IntentsPane
 from tui.screens.memory import MemoryPane
 from tui.screens.search import SearchPane
+from tui.screens.sessions import SessionsPane
 from tui.screens.status import StatusPane
 from tui.widgets.status_bar import StatusBar
 
@@ -37,6 +41,10 @@ PANES: list[tuple[str, str, str, type[Widget]]] = [
     ("search", "Search", "3", SearchPane),
     ("status", "Status", "4", StatusPane),
     ("context", "Context", "5", ContextPane),
+    ("dreams", "Dreams", "6", DreamsPane),
+    ("intents", "Intents", "7", IntentsPane),
+    ("sessions", "Sessions", "8", SessionsPane),
+    ("forget", "Forget", "9", ForgetPane),
 ]
 
 
@@ -45,13 +53,20 @@ class ClawmemApp(App[int]):
 
     TITLE = "clawmem"
     # One stylesheet for the shell, one per pane (each pane owns its styles).
-    CSS_PATH: ClassVar = sorted((Path(__file__).parent / "styles").glob("*.tcss"),
-                                key=lambda p: (p.name != "app.tcss", p.name))
+    CSS_PATH: ClassVar = sorted(
+        (Path(__file__).parent / "styles").glob("*.tcss"), key=lambda p: (p.name != "app.tcss", p.name)
+    )
     COMMANDS: ClassVar = App.COMMANDS | {ClawmemCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         *[
-            Binding(key, f"show_pane('{pane}')", title, show=False, id=f"pane.{pane}",
-                    tooltip=f"Switch to the {title} pane.")
+            Binding(
+                key,
+                f"show_pane('{pane}')",
+                title,
+                show=False,
+                id=f"pane.{pane}",
+                tooltip=f"Switch to the {title} pane.",
+            )
             for pane, title, key, _ in PANES
         ],
         Binding("f1,question_mark", "help", "Help", id="app.help", tooltip="Help for the focused pane."),

@@ -16,20 +16,34 @@ class ClawmemCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
         app: ClawmemApp = self.app  # type: ignore[assignment]
         return [
-            ("memory: Show files and entries", "Browse USER.md, MEMORY.md, diaries and notes",
-             partial(app.action_show_pane, "memory")),
-            ("editor: Edit the selected file", "Open the file selected in the Memory pane",
-             lambda: app.query_one("#memory-pane").action_edit()),  # type: ignore[attr-defined]
-            ("search: Search the memory", "Search with every score explained",
-             partial(app.action_show_pane, "search")),
-            ("status: Show index status", "Everything `clawmem status --deep` knows",
-             partial(app.action_show_pane, "status")),
+            (
+                "memory: Show files and entries",
+                "Browse USER.md, MEMORY.md, diaries and notes",
+                partial(app.action_show_pane, "memory"),
+            ),
+            (
+                "editor: Edit the selected file",
+                "Open the file selected in the Memory pane",
+                lambda: app.query_one("#memory-pane").action_edit(),  # type: ignore[attr-defined]
+            ),
+            ("search: Search the memory", "Search with every score explained", partial(app.action_show_pane, "search")),
+            (
+                "status: Show index status",
+                "Everything `clawmem status --deep` knows",
+                partial(app.action_show_pane, "status"),
+            ),
             ("status: Reindex now", "Index changed files, then embed", lambda: app.start_indexing()),
-            ("status: Force rebuild", "Rebuild into a shadow index, then publish",
-             lambda: app.start_indexing(force=True)),
+            (
+                "status: Force rebuild",
+                "Rebuild into a shadow index, then publish",
+                lambda: app.start_indexing(force=True),
+            ),
             ("status: Cancel indexing", "Stop indexing or embedding; the index stays valid", app.cancel_indexing),
-            ("context: Preview a new session", "Files, caps and the lines that would be cut",
-             partial(app.action_show_pane, "context")),
+            (
+                "context: Preview a new session",
+                "Files, caps and the lines that would be cut",
+                partial(app.action_show_pane, "context"),
+            ),
             ("app: Help", "Keys and what the focused pane shows", app.action_help),
             *self._pane_commands(app),
         ]

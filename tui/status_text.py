@@ -68,5 +68,3 @@ def status_lines(r: StatusReport) -> list[tuple[str, str]]:
         ("Issues", "; ".join(r.issues) or "none"),
     ]
     return lines
-
-

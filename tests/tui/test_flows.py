@@ -79,8 +79,10 @@ async def test_external_edit_shows_up_through_the_watcher(make_app: Callable[...
         r = app.engine.search("延迟退房", legs="keyword", record=False, sync=False)
         assert await wait_for(
             pilot,
-            lambda: any(h.path == "memory/2026-11-05.md"
-                        for h in app.engine.search("延迟退房", legs="keyword", record=False, sync=False).results),
+            lambda: any(
+                h.path == "memory/2026-11-05.md"
+                for h in app.engine.search("延迟退房", legs="keyword", record=False, sync=False).results
+            ),
             timeout=6.0,
         ), r
 

@@ -50,8 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--scoring", choices=("calibrated", "openclaw"), help="vector scoring (default calibrated)")
     p.add_argument("--mode", choices=("hybrid", "keyword", "vector"), default="hybrid", help="which legs to run")
     p.add_argument("--no-record", action="store_true", help="do not count this search as a recall for Dreaming")
-    p.add_argument("--untrusted", action="store_true",
-                   help="include untrusted memory (web pages, other people), labelled [untrusted]")
+    p.add_argument(
+        "--untrusted",
+        action="store_true",
+        help="include untrusted memory (web pages, other people), labelled [untrusted]",
+    )
     p.add_argument("--near-misses", action="store_true", help="also list the best hits below the threshold")
     p.add_argument("--json", action="store_true", help="print the full response as JSON")
     p.add_argument("--explain", action="store_true", help="print each hit's score breakdown")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 FILES: list[tuple[str, str]] = [
-    ("USER.md", """
+    (
+        "USER.md",
+        """
 # User
 
 <!-- observed: {d240} | status: superseded -->
@@ -16,8 +18,11 @@ FILES: list[tuple[str, str]] = [
 - Never book hotels without free cancellation.
 <!-- observed: {d60} | status: active -->
 - Prefer window seats on trains and planes.
-"""),
-    ("MEMORY.md", """
+""",
+    ),
+    (
+        "MEMORY.md",
+        """
 # Long-Term Memory
 
 ## 旅行
@@ -31,15 +36,21 @@ FILES: list[tuple[str, str]] = [
 - Deploys happen on Tuesdays after the 10:00 standup. <!-- project: github.com/acme/billing; github.com/acme/infra -->
 - Staging credentials rotate monthly; ask Priya. <!-- project: bad<key> -->
 - The on-call rotation changes every Monday at noon. <!-- trigger: on-call -->
-"""),
-    ("memory/{d6}.md", """
+""",
+    ),
+    (
+        "memory/{d6}.md",
+        """
 # {d6}
 
 - 计划这个周末去杭州玩两天，住西湖附近。
 - 预算：两人总共 3000 元以内，包括酒店和高铁。
 - 想订湖景房，但要先看价格。
-"""),
-    ("memory/{d4}.md", """
+""",
+    ),
+    (
+        "memory/{d4}.md",
+        """
 # {d4}
 
 ## 酒店
@@ -48,51 +59,75 @@ FILES: list[tuple[str, str]] = [
 
 ## 交通
 - 去程高铁 G7311 已经买好，周六早上 8:05 出发。
-"""),
-    ("memory/{d3}-hotel-call.md", """
+""",
+    ),
+    (
+        "memory/{d3}-hotel-call.md",
+        """
 # Session: hotel call
 
 - 给酒店打电话确认了入住时间：周六下午两点以后。
 - 前台说可以提前寄存行李。
-"""),
-    ("memory/{d2}.md", """
+""",
+    ),
+    (
+        "memory/{d2}.md",
+        """
 # {d2}
 
 - 周六下午在西湖边散步，晚上吃了楼外楼。
 - 返程车票还没买，周日晚上的高铁票很紧张。
 - 小林提醒：餐厅一定要避开花生。
-"""),
-    ("memory/{d1}.md", """
+""",
+    ),
+    (
+        "memory/{d1}.md",
+        """
 # {d1}
 
 - 提醒：周五之前一定要确认返程车票，候选车次 G7512。
 - Reminder: the billing service migration review moved to Thursday.
-"""),
-    ("memory/{d146}.md", """
+""",
+    ),
+    (
+        "memory/{d146}.md",
+        """
 # {d146}
 
 - Billing service: we chose PostgreSQL over MongoDB because we need multi-row transactions.
 - Action item: write the schema migration plan before the end of the month.
-"""),
-    ("memory/{d77}.md", """
+""",
+    ),
+    (
+        "memory/{d77}.md",
+        """
 # {d77}
 
 - Incident: the staging deploy failed because the TLS certificate had expired.
 - Fixed by renewing the certificate with certbot and adding a renewal alert.
-"""),
-    ("memory/{d51}.md", """
+""",
+    ),
+    (
+        "memory/{d51}.md",
+        """
 # {d51}
 
 - Kubernetes migration: the ingress controller moves to the new cluster next sprint.
 - Priya owns the load balancer cut-over; the rollback plan is to flip DNS back.
-"""),
-    ("memory/{d33}.md", """
+""",
+    ),
+    (
+        "memory/{d33}.md",
+        """
 # {d33}
 
 - Postmortem review for the staging incident: alerts now page the on-call engineer.
 - Decision: keep certificate renewals in the infra repo, not in each service.
-"""),
-    ("memory/projects/billing.md", """
+""",
+    ),
+    (
+        "memory/projects/billing.md",
+        """
 # Billing architecture
 
 The billing service runs on PostgreSQL 16 with logical replication to the analytics warehouse.
@@ -100,8 +135,11 @@ Invoices are generated nightly by a cron job at 02:00 UTC.
 
 ## Open questions
 - Should refunds go through the same queue as invoices?
-"""),
-    ("DREAMS.md", """
+""",
+    ),
+    (
+        "DREAMS.md",
+        """
 # Dream Diary
 
 <!-- openclaw:dreaming:diary:start -->
@@ -109,11 +147,15 @@ Invoices are generated nightly by a cron job at 02:00 UTC.
 
 The trip to Hangzhou keeps coming back: the budget, the room by the lake, the ticket home.
 <!-- openclaw:dreaming:diary:end -->
-"""),
-    ("memory/dreaming/light/{d1}.md", """
+""",
+    ),
+    (
+        "memory/dreaming/light/{d1}.md",
+        """
 ## Light Sleep
 <!-- openclaw:dreaming:light:start -->
 - Candidate: 返程车票还没买，周日晚上的高铁票很紧张。
 <!-- openclaw:dreaming:light:end -->
-"""),
+""",
+    ),
 ]

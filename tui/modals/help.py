@@ -49,10 +49,8 @@ class HelpScreen(ModalScreen[None]):
         return table
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="help-dialog"):
-            with VerticalScroll():
-                yield Markdown(pane_help(self.pane))
-                yield Static(Text("Keys here (id in grey — rebind it under [tui.keymap] in config.toml)",
-                                  style="bold"))
-                yield Static(self.keys)
-                yield Static(Text("\nEsc closes · 1–5 switch panes · ctrl+p commands · ctrl+q quits", style="dim"))
+        with Vertical(id="help-dialog"), VerticalScroll():
+            yield Markdown(pane_help(self.pane))
+            yield Static(Text("Keys here (id in grey — rebind it under [tui.keymap] in config.toml)", style="bold"))
+            yield Static(self.keys)
+            yield Static(Text("\nEsc closes · 1–9 switch panes · ctrl+p commands · ctrl+q quits", style="dim"))

@@ -55,8 +55,13 @@ def visible_lines(lines: tuple[LineState, ...]) -> list[LineState | int]:
 
 class ContextPane(Horizontal):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+l", "focus_message", "Message", id="context.focus-message",
-                tooltip="Type a message to see which triggers would fire."),
+        Binding(
+            "ctrl+l",
+            "focus_message",
+            "Message",
+            id="context.focus-message",
+            tooltip="Type a message to see which triggers would fire.",
+        ),
     ]
     HELP = "context"
 
@@ -69,8 +74,12 @@ class ContextPane(Horizontal):
         with Vertical(id="context-left"):
             with Horizontal(id="context-controls"):
                 yield Label("Session", classes="control-label")
-                yield Select([(k, k) for k in ("private", "group", "cron", "subagent")], value="private",
-                             allow_blank=False, id="context-kind")
+                yield Select(
+                    [(k, k) for k in ("private", "group", "cron", "subagent")],
+                    value="private",
+                    allow_blank=False,
+                    id="context-kind",
+                )
                 yield Static("", id="context-budget")
             files = DataTable(id="context-files", cursor_type="row", zebra_stripes=True)
             for key, label in zip(FILE_COLUMNS, ("#", "File", "Chars", "Cap", "Loaded", "Cut", "State"), strict=True):

@@ -57,8 +57,9 @@ class EditorPane(Vertical):
             state = Text.assemble(state, ("  ·  changed on disk", "bold red"))
         new = "  ·  new file" if not self.base.exists else ""
         self.query_one("#editor-header", Static).update(
-            Text.assemble((self.base.rel, "bold"), ("  ·  ", "dim"), state, (new, "dim"),
-                          ("  ·  F2 save  F5 reload", "dim"))
+            Text.assemble(
+                (self.base.rel, "bold"), ("  ·  ", "dim"), state, (new, "dim"), ("  ·  F2 save  F5 reload", "dim")
+            )
         )
 
     # ------------------------------------------------------------------ open / reload
@@ -71,8 +72,12 @@ class EditorPane(Vertical):
                     self._load(rel, line)
 
             self.app.push_screen(
-                ConfirmModal("Unsaved changes", f"Discard your changes to {self.base.rel} and open {rel}?",
-                             yes="Discard", no="Keep editing"),
+                ConfirmModal(
+                    "Unsaved changes",
+                    f"Discard your changes to {self.base.rel} and open {rel}?",
+                    yes="Discard",
+                    no="Keep editing",
+                ),
                 answered,
             )
             return
@@ -126,8 +131,7 @@ class EditorPane(Vertical):
             self.notify(f"{fresh.rel} changed on disk and was reloaded", title="editor")
         else:
             self.changed_on_disk = True
-            self.notify(f"{base.rel} changed on disk; saving will ask what to keep", title="editor",
-                        severity="warning")
+            self.notify(f"{base.rel} changed on disk; saving will ask what to keep", title="editor", severity="warning")
         self._header()
 
     def action_revert(self) -> None:
@@ -139,8 +143,10 @@ class EditorPane(Vertical):
                 if discard and self.base is not None:
                     self._load(self.base.rel, self.area.cursor_location[0] + 1)
 
-            self.app.push_screen(ConfirmModal("Reload from disk", "Discard your unsaved changes?",
-                                              yes="Discard", no="Keep editing"), answered)
+            self.app.push_screen(
+                ConfirmModal("Reload from disk", "Discard your unsaved changes?", yes="Discard", no="Keep editing"),
+                answered,
+            )
         else:
             self._load(self.base.rel, self.area.cursor_location[0] + 1)
 

@@ -110,8 +110,7 @@ def entry_cells(view: EntryView) -> tuple[Text, ...]:
         Text(e.observed or "—", style="dim" if not e.observed else ""),
         Text(str(e.importance) if e.importance else "—", style="bold" if e.importance else "dim"),
         Text(", ".join(e.triggers) or "—", style="" if e.triggers else "dim", no_wrap=True, overflow="ellipsis"),
-        Text(project or "—", style="red" if e.flags else ("" if project else "dim"), no_wrap=True,
-             overflow="ellipsis"),
+        Text(project or "—", style="red" if e.flags else ("" if project else "dim"), no_wrap=True, overflow="ellipsis"),
         Text(view.origin_class, style=origin_style),
         entry,
     )
@@ -121,8 +120,13 @@ class MemoryPane(Vertical):
     """Files, the selected file, and its entries."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("v", "toggle_view", "Source/rendered", id="memory.toggle-view",
-                tooltip="Switch between the rendered file and its source with line numbers."),
+        Binding(
+            "v",
+            "toggle_view",
+            "Source/rendered",
+            id="memory.toggle-view",
+            tooltip="Switch between the rendered file and its source with line numbers.",
+        ),
         Binding("e", "edit", "Edit", id="memory.edit", tooltip="Open the selected file in the Editor pane."),
         Binding("r", "reload", "Reload", show=False, id="memory.reload", tooltip="Re-read the files from disk."),
     ]
@@ -146,8 +150,9 @@ class MemoryPane(Vertical):
                 yield Static("Select a file", id="memory-file-header")
                 with ContentSwitcher(initial="memory-rendered", id="memory-view"):
                     yield Markdown("", id="memory-rendered")
-                    yield TextArea("", id="memory-source", read_only=True, show_line_numbers=True,
-                                   soft_wrap=True, language=None)
+                    yield TextArea(
+                        "", id="memory-source", read_only=True, show_line_numbers=True, soft_wrap=True, language=None
+                    )
                 table: EntriesTable = EntriesTable(id="memory-entries", cursor_type="row", zebra_stripes=True)
                 labels = ("Lines", "Status", "Observed", "Imp", "Triggers", "Project", "Origin", "Entry")
                 for key, label in zip(ENTRY_COLUMNS, labels, strict=True):
@@ -200,17 +205,20 @@ class MemoryPane(Vertical):
                 months[(f.date or f.rel)[:7]].append(f)
             for month in sorted(months, reverse=True):
                 label = f"{month} "
-                mnode = node.add(Text.assemble((label, ""), (f"({len(months[month])})", "dim")),
-                                 expand=month in {m for m in list(months)[:0]} or label.strip() in expanded
-                                 or month == max(months))
+                mnode = node.add(
+                    Text.assemble((label, ""), (f"({len(months[month])})", "dim")),
+                    expand=month in {m for m in list(months)[:0]} or label.strip() in expanded or month == max(months),
+                )
                 for f in sorted(months[month], key=lambda f: f.rel, reverse=True):
                     mnode.add_leaf(self._label(f, (f.date or f.rel)), data=f.rel)
         for title in ("Session notes", "Notes", "Dreaming"):
             items = groups.pop(title, [])
             if not items:
                 continue
-            node = tree.root.add(Text.assemble((f"{title} ", "bold"), (f"({len(items)})", "dim")),
-                                 expand=title != "Dreaming" or title in expanded)
+            node = tree.root.add(
+                Text.assemble((f"{title} ", "bold"), (f"({len(items)})", "dim")),
+                expand=title != "Dreaming" or title in expanded,
+            )
             for f in sorted(items, key=lambda f: f.rel, reverse=title == "Session notes"):
                 name = f.rel.removeprefix("memory/")
                 node.add_leaf(self._label(f, name), data=f.rel)
@@ -290,8 +298,9 @@ class MemoryPane(Vertical):
             self._set_mode("source")
         table = self.query_one(EntriesTable)
         rows = {_entry_key(v): entry_cells(v) for v in entries}
-        sync_rows(table, rows, ENTRY_COLUMNS, sort_column="lines",
-                  sort_key=lambda cell: int(str(cell.plain).split("–")[0]))
+        sync_rows(
+            table, rows, ENTRY_COLUMNS, sort_column="lines", sort_key=lambda cell: int(str(cell.plain).split("–")[0])
+        )
         if self._pending_line is not None:
             line = self._pending_line
             self._pending_line = None

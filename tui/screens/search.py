@@ -21,7 +21,6 @@ from engine.errors import ClawmemError
 from engine.search.types import SearchHit, SearchResponse
 from tui.messages import EngineFailed, OpenLocation
 from tui.widgets.breakdown import BreakdownPanel
-from tui.widgets.table_sync import sync_rows
 
 DEBOUNCE_S = 0.3
 COLUMNS = ("rank", "score", "where", "vector", "keyword", "decay", "imp", "project", "snippet")
@@ -47,8 +46,9 @@ def hit_cells(rank: int, hit: SearchHit) -> tuple[Text, ...]:
     if hit.status == "superseded":
         flags.append(("superseded ", "yellow"))
     if hit.provenance.origin_class in ("untrusted", "system"):
-        flags.append((f"{hit.provenance.origin_class} ", "bold red" if hit.provenance.origin_class == "untrusted"
-                       else "magenta"))
+        flags.append(
+            (f"{hit.provenance.origin_class} ", "bold red" if hit.provenance.origin_class == "untrusted" else "magenta")
+        )
     return (
         Text(str(rank), style="dim"),
         Text(f"{hit.score:.3f}", style="bold" if b.passed_threshold else "yellow"),
@@ -65,10 +65,21 @@ def hit_cells(rank: int, hit: SearchHit) -> tuple[Text, ...]:
 class SearchPane(Vertical):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+l", "focus_query", "Query", id="search.focus-query", tooltip="Jump to the query box."),
-        Binding("ctrl+n", "focus_near", "Near-misses", id="search.focus-near",
-                tooltip="Jump to the hits below the threshold."),
-        Binding("escape", "leave_input", "Results", show=False, id="search.leave-input",
-                tooltip="Leave the query box (then 1–5 switch panes)."),
+        Binding(
+            "ctrl+n",
+            "focus_near",
+            "Near-misses",
+            id="search.focus-near",
+            tooltip="Jump to the hits below the threshold.",
+        ),
+        Binding(
+            "escape",
+            "leave_input",
+            "Results",
+            show=False,
+            id="search.leave-input",
+            tooltip="Leave the query box (then 1–9 switch panes).",
+        ),
     ]
     HELP = "search"
 
@@ -86,8 +97,12 @@ class SearchPane(Vertical):
             yield Label("min", classes="control-label")
             yield Input("0.35", id="search-min", type="number", max_length=5, classes="small-input")
             yield Input(placeholder="project keys", id="search-projects", classes="projects-input")
-            yield Select([("calibrated", "calibrated"), ("openclaw", "openclaw")], value="calibrated",
-                         allow_blank=False, id="search-scoring")
+            yield Select(
+                [("calibrated", "calibrated"), ("openclaw", "openclaw")],
+                value="calibrated",
+                allow_blank=False,
+                id="search-scoring",
+            )
         yield Static("", id="search-summary")
         with Horizontal(id="search-body"):
             with Vertical(id="search-lists"):
@@ -122,8 +137,9 @@ class SearchPane(Vertical):
         if not 1 <= max_results <= 200 or not 0 <= min_score <= 1:
             self.notify("max results 1–200, min score 0–1", severity="warning")
             return None
-        projects = tuple(p.strip() for p in self.query_one("#search-projects", Input).value.replace(",", ";")
-                         .split(";") if p.strip())
+        projects = tuple(
+            p.strip() for p in self.query_one("#search-projects", Input).value.replace(",", ";").split(";") if p.strip()
+        )
         scoring = str(self.query_one("#search-scoring", Select).value)
         return max_results, min_score, projects, scoring
 
@@ -136,12 +152,27 @@ class SearchPane(Vertical):
         self._search(self._generation, query, *params, record)
 
     @work(thread=True, exclusive=True, group="search", exit_on_error=False)
-    def _search(self, generation: int, query: str, max_results: int, min_score: float,
-                projects: tuple[str, ...], scoring: str, record: bool) -> None:
+    def _search(
+        self,
+        generation: int,
+        query: str,
+        max_results: int,
+        min_score: float,
+        projects: tuple[str, ...],
+        scoring: str,
+        record: bool,
+    ) -> None:
         engine = self.app.engine  # type: ignore[attr-defined]
         try:
-            response = engine.search(query, max_results=max_results, min_score=min_score, project_keys=projects,
-                                     scoring=scoring, record=record, sync=False)
+            response = engine.search(
+                query,
+                max_results=max_results,
+                min_score=min_score,
+                project_keys=projects,
+                scoring=scoring,
+                record=record,
+                sync=False,
+            )
         except ClawmemError as exc:
             self.post_message(EngineFailed(str(exc), "search"))
             return

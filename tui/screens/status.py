@@ -29,8 +29,13 @@ PHASE_LABEL = {
 class StatusPane(Vertical):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reindex", "Reindex", id="status.reindex", tooltip="Index changed files, then embed."),
-        Binding("f", "rebuild", "Force rebuild", id="status.rebuild",
-                tooltip="Rebuild into a shadow index; the current one serves searches meanwhile."),
+        Binding(
+            "f",
+            "rebuild",
+            "Force rebuild",
+            id="status.rebuild",
+            tooltip="Rebuild into a shadow index; the current one serves searches meanwhile.",
+        ),
         Binding("d", "deep", "Deep probe", id="status.deep", tooltip="Probe the model and the vector store."),
         Binding("escape", "cancel", "Cancel", id="status.cancel", tooltip="Cancel indexing or embedding."),
     ]
@@ -83,8 +88,11 @@ class StatusPane(Vertical):
         bar = self.query_one(ProgressBar)
         if message.phase in PHASE_LABEL:
             total = max(message.total, 1)
-            label.update(f"{PHASE_LABEL[message.phase]} {message.done:,}/{message.total:,}  (Esc cancels)"
-                         if message.total else PHASE_LABEL[message.phase])
+            label.update(
+                f"{PHASE_LABEL[message.phase]} {message.done:,}/{message.total:,}  (Esc cancels)"
+                if message.total
+                else PHASE_LABEL[message.phase]
+            )
             bar.update(total=total, progress=message.done)
         elif message.phase == "done":
             label.update("Index up to date")

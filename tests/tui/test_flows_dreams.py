@@ -1,0 +1,185 @@
+"""Pilot flows through the Dreams pane: run a cycle, approve, revert, reject with a reason, a
+stale proposal, and moving through the candidates — on real recall signals (see
+test_snapshots_dreams.py for how they are recorded)."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.widgets import Input, Markdown, Static
+
+from engine.config import load_settings
+from engine.facade import MemoryEngine
+from tests.tui.conftest import SNAP_ROOT
+from tests.tui.test_flows import settle, wait_for
+from tests.tui.test_snapshots_dreams import FACT, FACT_PATH, SHORT_PATH, fixed_uuids, recall_history
+from tui.app import ClawmemApp
+from tui.modals.reason import ReasonModal
+from tui.screens.dreams import DreamsPane
+
+
+@pytest.fixture
+def recalled_app(
+    request: pytest.FixtureRequest, indexed_templates: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[..., ClawmemApp]]:
+    fixed_uuids(monkeypatch)
+    engines: list[MemoryEngine] = []
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
+
+    def make(**dreaming: object) -> ClawmemApp:
+        base = SNAP_ROOT / name
+        shutil.rmtree(base, ignore_errors=True)
+        shutil.copytree(indexed_templates("workspace"), base)
+        overrides = {"dreaming": dict(dreaming)} if dreaming else None
+        settings = load_settings(home=base / "home", workspace=base / "workspace", overrides=overrides)
+        recall_history(settings)
+        engine = MemoryEngine(settings)
+        engines.append(engine)
+        return ClawmemApp(engine, watch=False, background_index=False)
+
+    yield make
+    for engine in engines:
+        engine.close()
+
+
+def pane(app: ClawmemApp) -> DreamsPane:
+    return app.query_one(DreamsPane)
+
+
+def shown(app: ClawmemApp, selector: str) -> str:
+    """What a Static shows, as plain text."""
+    console = Console(width=200, file=io.StringIO(), record=True)
+    console.print(app.query_one(selector, Static).content)
+    return console.export_text()
+
+
+async def test_run_approve_and_revert_round_trip(recalled_app: Callable[..., ClawmemApp]) -> None:
+    app = recalled_app()
+    memory = app.engine.workspace / "MEMORY.md"
+    original = memory.read_bytes()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("6", "c")  # start on Candidates: a finished cycle switches to the review queue
+        await settle(pilot)
+        await pilot.press("r")
+        assert await wait_for(
+            pilot,
+            lambda: any(p.status == "pending" for p in pane(app).data.proposals) if pane(app).data else False,
+            timeout=10,
+        )
+        await settle(pilot)
+        dreams = pane(app)
+        assert dreams.view == "review" and not dreams.running
+        assert memory.read_bytes() == original  # manual review: nothing written yet
+        pending = next(p for p in dreams.data.proposals if p.status == "pending")  # type: ignore[union-attr]
+        assert dreams.proposal_id == pending.id and dreams.operation_key == pending.operations[0].candidate_key
+        assert "proposal" in shown(app, "#dreams-status")
+        diary = app.query_one("#dreams-diary-md", Markdown)
+        assert "Dream Diary" in diary.source and "openclaw:dreaming" not in diary.source
+
+        await pilot.press("a")
+        assert await wait_for(pilot, lambda: FACT in memory.read_text(encoding="utf-8"), timeout=10)
+        await settle(pilot, 0.5)
+        assert app.engine.dreaming.proposal(pending.id).status == "applied"
+        assert [h.status for h in dreams.data.history] == ["applied"]  # type: ignore[union-attr]
+
+        await pilot.press("h", "R")
+        await settle(pilot)
+        await pilot.press("y")
+        assert await wait_for(pilot, lambda: memory.read_bytes() == original, timeout=10)
+        await settle(pilot, 0.5)
+        assert [h.status for h in dreams.data.history] == ["reverted"]  # type: ignore[union-attr]
+        assert app.is_running
+
+
+async def test_reject_asks_for_a_reason_and_escape_rejects_nothing(recalled_app: Callable[..., ClawmemApp]) -> None:
+    app = recalled_app()
+    proposal = app.engine.dreaming.run().proposal
+    assert proposal is not None
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("6", "x")
+        await settle(pilot)
+        assert isinstance(app.screen, ReasonModal)
+        await pilot.press(*"maybe", "escape")  # changed my mind
+        await settle(pilot)
+        assert app.engine.dreaming.proposal(proposal.id).status == "pending"
+
+        await pilot.press("x")
+        await settle(pilot)
+        app.screen.query_one(Input).value = "还不够确定 — not durable yet"
+        await pilot.press("enter")
+        await settle(pilot)
+        rejected = app.engine.dreaming.proposal(proposal.id)
+        assert rejected.status == "rejected" and rejected.reason == "还不够确定 — not durable yet"
+        assert app.engine.dreaming.explain(proposal.operations[0].candidate_key).status == "rejected"
+        assert "rejected proposal" in shown(app, "#dreams-status")
+        assert pane(app).check_action("approve", ()) is None  # a rejected proposal cannot be approved
+
+
+async def test_a_stale_proposal_is_refused_and_nothing_is_lost(recalled_app: Callable[..., ClawmemApp]) -> None:
+    app = recalled_app()
+    proposal = app.engine.dreaming.run().proposal
+    assert proposal is not None
+    memory = app.engine.workspace / "MEMORY.md"
+    memory.write_text(memory.read_text(encoding="utf-8") + "- 我刚刚手写的一条。\n", encoding="utf-8")
+    edited = memory.read_bytes()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("6", "a")
+        await settle(pilot, 0.5)
+        assert memory.read_bytes() == edited
+        assert app.engine.dreaming.proposal(proposal.id).status == "stale"
+        assert "MEMORY.md changed" in shown(app, "#dreams-status")
+        await pilot.press("a")  # approving a stale proposal is not offered: nothing happens, no crash
+        await settle(pilot)
+        assert app.is_running and memory.read_bytes() == edited
+
+
+async def test_refused_revert_keeps_the_edit_and_shows_three_texts(recalled_app: Callable[..., ClawmemApp]) -> None:
+    app = recalled_app()
+    proposal = app.engine.dreaming.run().proposal
+    assert proposal is not None and app.engine.dreaming.approve(proposal.id).applied
+    memory = app.engine.workspace / "MEMORY.md"
+    rewrite = memory.read_text(encoding="utf-8")
+    memory.write_text(rewrite + "- edited after the rewrite\n", encoding="utf-8")
+    edited = memory.read_bytes()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("6", "h", "R")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot, 0.5)
+        assert memory.read_bytes() == edited
+        refused = pane(app).refused[proposal.id]
+        assert refused.rewrite_text == rewrite and refused.current_text == edited.decode()
+        current = shown(app, "#dreams-revert-current")
+        assert "+ - edited after the rewrite" in current
+        assert app.query_one("#dreams-revert-texts").display
+
+
+async def test_candidates_move_with_j_and_k_and_explain_follows(recalled_app: Callable[..., ClawmemApp]) -> None:
+    app = recalled_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("6", "c")
+        await settle(pilot)
+        dreams = pane(app)
+        assert dreams.candidate_key is not None and FACT_PATH in dreams.candidate_key
+        await pilot.press("j")
+        await settle(pilot)
+        assert dreams.candidate_key is not None and SHORT_PATH in dreams.candidate_key
+        assert "2 unique queries of 3 needed" in shown(app, "#dreams-explain")
+        await pilot.press("k")
+        await settle(pilot)
+        assert dreams.candidate_key is not None and FACT_PATH in dreams.candidate_key
+        await pilot.press("d")
+        await settle(pilot)
+        assert dreams.view == "diary"
+        assert app.focused is None or app.focused.id != "dreams-candidates-table"

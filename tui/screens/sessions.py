@@ -1,0 +1,457 @@
+"""Sessions pane: imported transcripts and where their words could go.
+
+A table of sessions (kind, channel and whether it is trusted, event counts, the least trusted
+turn, tainted turns, the session-memory note, whether it was forgotten) and, for the selected
+one, its transcript: one row per turn with its origin class as a coloured label, ``[network]``
+on tool results fetched from the web and ``[tainted]`` on the turns they taint — markers, not
+only colour — then its flush provenance and the MEMORY.md entries derived from it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import DataTable, Static, TabbedContent
+
+from engine.errors import ClawmemError
+from engine.sessions import ImportResult, NoteResult, SessionDetail, SessionSummary, TranscriptTurn, TrustCounts
+from tui.messages import EngineFailed
+from tui.widgets.fit_table import FitTable
+
+NARROW = 130  # below this width the key and note columns move to the header above the transcript
+ORIGIN_STYLE = {"owner": "bold green", "agent": "cyan", "system": "magenta", "untrusted": "bold red"}
+NARROW_LABELS = ("Session", "Kind", "Channel", "Trusted", "Events", "Lowest", "Tainted", "Forgotten")
+WIDE_LABELS = (*NARROW_LABELS, "Key", "Note")
+IMPORT_HINT = "clawmem session import FILE.jsonl"
+
+
+def origin_text(origin: str) -> Text:
+    """An origin class as its name in its colour (the name carries it without colour)."""
+    return Text(origin, style=ORIGIN_STYLE.get(origin, "bold red"))
+
+
+def trust_counts(t: TrustCounts) -> Text:
+    out = Text()
+    for name in ("owner", "agent", "system", "untrusted"):
+        n = getattr(t, name)
+        if n:
+            if out:
+                out.append(" · ", style="dim")
+            out.append(f"{name} {n}", style=ORIGIN_STYLE[name])
+    return out or Text("no events", style="dim")
+
+
+def _when(iso: str) -> str:
+    """``2026-11-03T08:00:00.000Z`` → ``2026-11-03 08:00``."""
+    return iso[:16].replace("T", " ") if iso else "—"
+
+
+class SessionsTable(FitTable):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False, id="sessions.table.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="sessions.table.up"),
+        Binding("g", "scroll_top", "Top", show=False, id="sessions.table.top"),
+        Binding("G", "scroll_bottom", "Bottom", show=False, id="sessions.table.bottom"),
+    ]
+
+
+def session_cells(s: SessionSummary, *, wide: bool) -> tuple[Text, ...]:
+    forgotten = Text(f"⊘ {(s.forgotten_at or '')[:10]}", style="bold red") if s.forgotten_at else Text("—", style="dim")
+    cells = (
+        Text(s.session_id, style="dim strike" if s.forgotten_at else "bold"),
+        Text(s.kind, style="" if s.kind == "interactive" else "magenta"),
+        Text(s.channel),
+        Text("✓ yes", style="green") if s.channel_trusted else Text("✗ no", style="yellow"),
+        Text(str(s.event_count), justify="right"),
+        origin_text(s.lowest_origin),
+        Text(str(s.tainted_turns), justify="right", style="bold red" if s.tainted_turns else "dim"),
+        forgotten,
+    )
+    if not wide:
+        return cells
+    return (*cells, Text(s.session_key), Text(s.note_path or "—", style="" if s.note_path else "dim"))
+
+
+# --------------------------------------------------------------------------------------- rendering
+
+
+def render_header(detail: SessionDetail) -> Text:
+    """Three lines about the selected session: who and where, what its turns are, where its words went."""
+    s = detail.summary
+    head = Text.assemble(
+        (s.session_id, "bold"),
+        ("  ·  ", "dim"),
+        (s.session_key, ""),
+        ("  ·  ", "dim"),
+        (s.kind, ""),
+        ("  ·  ", "dim"),
+        (s.channel, ""),
+        (" ✓ trusted", "green") if s.channel_trusted else (" ✗ untrusted channel", "yellow"),
+        ("  ·  ", "dim"),
+        (f"{_when(s.started_at)}–{_when(s.ended_at)[11:]} UTC", "dim"),
+        no_wrap=True,
+        overflow="ellipsis",
+    )
+    head.append(f"\n{s.event_count} events: ")
+    head.append_text(trust_counts(s.trust))
+    head.append(
+        f"  ·  {s.network_results} network result{'s' if s.network_results != 1 else ''}",
+        style="bold red" if s.network_results else "dim",
+    )
+    head.append(f"  ·  {s.tainted_turns} tainted", style="bold red" if s.tainted_turns else "dim")
+    head.append("\nnote ", style="dim")
+    head.append(s.note_path or "none", style="" if s.note_path else "dim")
+    entries = len(detail.entry_keys)
+    head.append(
+        f"  ·  {s.flush_segments} flush segment{'s' if s.flush_segments != 1 else ''}  ·  {entries} "
+        f"MEMORY.md entr{'y' if entries == 1 else 'ies'}",
+        style="dim",
+    )
+    if s.forgotten_at:
+        head.append(
+            f"\n⊘ forgotten on {s.forgotten_at[:10]}: its memory was removed; the transcript is kept and "
+            "re-import is refused",
+            style="bold red",
+        )
+    return head
+
+
+def turn_marks(t: TranscriptTurn) -> Text:
+    marks = Text()
+    if t.network:
+        marks.append("[network] ", style="bold red")
+    if t.tainted:
+        marks.append("[tainted] ", style="red")
+    return marks
+
+
+def render_transcript(detail: SessionDetail) -> RenderableType:
+    """One row per turn (seq, role, origin label, markers and the text, wrapped), then where the
+    session's words went: its flush segments and the MEMORY.md entries derived from it."""
+    legend = Text(
+        "[network] a tool result fetched from the web · [tainted] after one in the same turn (untrusted)", style="dim"
+    )
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(justify="right", no_wrap=True, width=3)
+    grid.add_column(no_wrap=True, width=9)
+    grid.add_column(no_wrap=True, width=9)
+    grid.add_column(ratio=1, overflow="fold")
+    for t in detail.turns:
+        body = turn_marks(t)
+        body.append(t.text.rstrip(), style="red" if t.origin_class == "untrusted" else "")
+        grid.add_row(
+            Text(str(t.seq), style="dim"),
+            Text(t.role, style="bold" if t.role == "user" else ""),
+            origin_text(t.origin_class),
+            body,
+        )
+    parts: list[RenderableType] = [legend, grid]
+    if not detail.turns:
+        parts.append(Text("No events (purged with the forget that removed this session).", style="dim"))
+    if detail.segments:
+        parts += [Text(""), Text("Flush provenance — lines this session wrote into memory files", style="bold")]
+        seg_grid = Table.grid(padding=(0, 2))
+        for seg in detail.segments:
+            where = (
+                f"{seg.path}:{seg.line_start}-{seg.line_end}"
+                if seg.line_start is not None
+                else f"{seg.path} (no longer in the file)"
+            )
+            seg_grid.add_row(Text(where), Text(seg.kind, style="dim"), origin_text(seg.effective_class))
+        parts.append(seg_grid)
+    if detail.entry_keys:
+        parts += [Text(""), Text("MEMORY.md entries derived from it (origin rows)", style="bold")]
+        parts += [Text(f"  {key}", style="cyan", no_wrap=True, overflow="ellipsis") for key in detail.entry_keys]
+    return Group(*parts)
+
+
+def empty_state() -> Text:
+    return Text.assemble(
+        ("No sessions imported yet.\n\n", "bold"),
+        ("Press ", ""),
+        ("i", "bold cyan"),
+        (" to import a JSONL transcript, or run\n\n    ", ""),
+        (IMPORT_HINT, "bold"),
+        (
+            "\n\nOne JSON object per line: session_id, session_key, kind (interactive, cron, heartbeat, subagent), "
+            "channel, sender, role (user, assistant, tool), text, network, ts. Each turn gets an origin class from "
+            "where it came from — owner, agent, system or untrusted, never from what it says; tool results fetched "
+            "from the web are marked [network] and the assistant turns after them [tainted].",
+            "dim",
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------- pane
+
+
+class SessionsPane(Vertical):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "i",
+            "import_session",
+            "Import",
+            id="sessions.import",
+            tooltip="Import a JSONL transcript (every line is checked first; all or nothing).",
+        ),
+        Binding(
+            "n",
+            "write_note",
+            "Write note",
+            id="sessions.note",
+            tooltip="Write the session-memory note memory/YYYY-MM-DD-<slug>.md (untrusted turns left out).",
+        ),
+        Binding(
+            "f",
+            "forget",
+            "Forget…",
+            id="sessions.forget",
+            tooltip="Preview forgetting this session in the Forget pane (nothing is deleted yet).",
+        ),
+    ]
+    HELP = "sessions"
+    PALETTE: ClassVar = [
+        ("sessions: Import a transcript", "Import a JSONL transcript (all lines or none)", "import_session"),
+        ("sessions: Write session-memory note", "memory/YYYY-MM-DD-<slug>.md for the selected session", "write_note"),
+        ("sessions: Forget this session", "Preview what forgetting the selected session deletes", "forget"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="sessions-pane")
+        self.sessions: tuple[SessionSummary, ...] | None = None
+        self.session_id: str | None = None
+        self.detail: SessionDetail | None = None
+        self._wide = False
+        self._note: Text | None = None
+        self._binding_state: tuple[bool | None, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield SessionsTable(NARROW_LABELS, caps={0: 24, 2: 16}, id="sessions-table")
+        yield Static("", id="sessions-header")
+        with VerticalScroll(id="sessions-transcript-scroll"):
+            yield Static("", id="sessions-transcript")
+        yield Static("", id="sessions-status")
+
+    def on_mount(self) -> None:
+        self.refresh_from_engine(frozenset())
+
+    def on_resize(self) -> None:
+        narrow = self.size.width < NARROW
+        self.set_class(narrow, "narrow")
+        if self._wide == narrow:  # the column set changes
+            self._wide = not narrow
+            if self.sessions is not None:
+                self._fill()
+
+    # ------------------------------------------------------------------------------------ loading
+
+    def refresh_from_engine(self, paths: frozenset[str]) -> None:
+        self._load()
+
+    @work(thread=True, exclusive=True, group="sessions-load", exit_on_error=False)
+    def _load(self) -> None:
+        try:
+            sessions = self.app.engine.sessions.summaries()  # type: ignore[attr-defined]
+        except ClawmemError as exc:
+            self.post_message(EngineFailed(str(exc), "sessions"))
+            return
+        except Exception as exc:  # a bug must not take the app down
+            self.post_message(EngineFailed(f"sessions could not be read: {exc}", "sessions"))
+            return
+        self.app.call_from_thread(self._show, sessions)
+
+    def _show(self, sessions: tuple[SessionSummary, ...]) -> None:
+        self.sessions = sessions
+        self._fill()
+        if self.session_id is None:
+            self.detail = None
+            self.query_one("#sessions-header", Static).display = False
+            self.query_one("#sessions-transcript", Static).update(empty_state())
+        else:
+            self._load_detail(self.session_id)
+        self._update_status()
+        self._sync_bindings()
+
+    def _fill(self) -> None:
+        table = self.query_one(SessionsTable)
+        table.labels = WIDE_LABELS if self._wide else NARROW_LABELS
+        table.caps = {0: 24, 2: 16, 8: 24} if self._wide else {0: 24, 2: 16}
+        rows = [(s.session_id, session_cells(s, wide=self._wide)) for s in self.sessions or ()]
+        self.session_id = table.fill(rows, self.session_id)
+
+    @work(thread=True, exclusive=True, group="sessions-detail", exit_on_error=False)
+    def _load_detail(self, session_id: str) -> None:
+        try:
+            detail = self.app.engine.sessions.show(session_id)  # type: ignore[attr-defined]
+        except ClawmemError as exc:
+            self.post_message(EngineFailed(str(exc), "sessions"))
+            return
+        except Exception as exc:
+            self.post_message(EngineFailed(f"session {session_id} could not be read: {exc}", "sessions"))
+            return
+        self.app.call_from_thread(self._show_detail, detail)
+
+    def _show_detail(self, detail: SessionDetail) -> None:
+        if detail.summary.session_id != self.session_id:
+            return  # the cursor moved on meanwhile
+        self.detail = detail
+        header = self.query_one("#sessions-header", Static)
+        header.display = True
+        header.update(render_header(detail))
+        self.query_one("#sessions-transcript", Static).update(render_transcript(detail))
+        self._sync_bindings()
+
+    def _selected(self) -> SessionSummary | None:
+        return next((s for s in self.sessions or () if s.session_id == self.session_id), None)
+
+    def _update_status(self) -> None:
+        status = self.query_one("#sessions-status", Static)
+        if self._note is not None:
+            status.update(self._note)
+            return
+        sessions = self.sessions or ()
+        if not sessions:
+            status.update(Text("No sessions  ·  i imports a JSONL transcript", style="dim"))
+            return
+        forgotten = sum(1 for s in sessions if s.forgotten_at)
+        tainted = sum(1 for s in sessions if s.tainted_turns)
+        status.update(
+            Text.assemble(
+                (f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}", "bold"),
+                (f"  ·  {tainted} with tainted turns", "bold red" if tainted else "dim"),
+                (f"  ·  {forgotten} forgotten", "dim"),
+                ("  ·  i import  ·  n write note  ·  f forget", "dim"),
+                no_wrap=True,
+                overflow="ellipsis",
+            )
+        )
+
+    def _set_note(self, note: Text | None) -> None:
+        self._note = note
+        self._update_status()
+
+    # ------------------------------------------------------------------------------------ events
+
+    @on(DataTable.RowHighlighted, "#sessions-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        event.stop()
+        key = str(event.row_key.value) if event.row_key is not None else None
+        if key is not None and key != self.session_id:
+            self.session_id = key
+            self._load_detail(key)
+            self._sync_bindings()
+
+    # ------------------------------------------------------------------------------------ actions
+
+    def _sync_bindings(self) -> None:
+        """Refresh the footer only when a key's availability changed (the footer is rebuilt each time)."""
+        state = tuple(self.check_action(a, ()) for a in ("write_note", "forget"))
+        if state != self._binding_state:
+            self._binding_state = state
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        s = self._selected()
+        if action == "write_note":
+            ok = s is not None and s.kind == "interactive" and not s.forgotten_at and not s.note_path
+            return True if ok else None
+        if action == "forget":
+            return True if s is not None else None
+        return True
+
+    def action_import_session(self) -> None:
+        from tui.modals.import_session import ImportSessionModal
+
+        def done(result: ImportResult | None) -> None:
+            if result is not None:
+                self._imported(result)
+
+        self.app.push_screen(ImportSessionModal(), done)
+
+    def _imported(self, result: ImportResult) -> None:
+        new = [s for s in result.sessions if s.status == "imported"]
+        notes = frozenset(s.note.path for s in result.sessions if s.note is not None)
+        tainted = sum(s.tainted_turns for s in new)
+        note = Text(
+            f"✓ imported {len(new)} session{'s' if len(new) != 1 else ''} ({result.events} events) from "
+            f"{result.source_file}",
+            style="green",
+        )
+        if tainted:
+            note.append(f"  ·  {tainted} tainted turn{'s' if tainted != 1 else ''}", style="bold red")
+        if len(new) < len(result.sessions):
+            note.append(f"  ·  {len(result.sessions) - len(new)} already imported, unchanged", style="dim")
+        if notes:
+            note.append(f"  ·  {len(notes)} note{'s' if len(notes) != 1 else ''} written", style="green")
+        for warning in result.warnings:
+            self.notify(warning, title="sessions", severity="warning")
+        if result.sessions:
+            self.session_id = result.sessions[0].session_id
+        self._set_note(note)
+        self._reindex(notes)
+        self.refresh_from_engine(frozenset())
+
+    def _reindex(self, notes: frozenset[str]) -> None:
+        """New notes (and, with the ``sessions`` index source, transcripts) become searchable."""
+        from engine import session_index
+
+        settings = self.app.engine.settings  # type: ignore[attr-defined]
+        if session_index.enabled(settings):
+            self.app.start_indexing()  # type: ignore[attr-defined]
+        elif notes:
+            self.app.start_indexing(only=notes)  # type: ignore[attr-defined]
+
+    def action_write_note(self) -> None:
+        s = self._selected()
+        if s is None:
+            return
+        self._set_note(Text(f"Writing the session-memory note for {s.session_id}…", style="italic"))
+        self._write_note(s.session_id)
+
+    @work(thread=True, exclusive=True, group="sessions-write", exit_on_error=False)
+    def _write_note(self, session_id: str) -> None:
+        try:
+            result = self.app.engine.sessions.write_note(session_id)  # type: ignore[attr-defined]
+        except ClawmemError as exc:
+            self.post_message(EngineFailed(str(exc), "sessions"))
+            self.app.call_from_thread(self._set_note, Text(f"✗ {exc}", style="red"))
+            return
+        except Exception as exc:
+            self.post_message(EngineFailed(f"the note could not be written: {exc}", "sessions"))
+            return
+        self.app.call_from_thread(self._note_written, result)
+
+    def _note_written(self, result: NoteResult) -> None:
+        left = (
+            f"; {result.turns_left_out} untrusted turn{'s' if result.turns_left_out != 1 else ''} left out"
+            if result.turns_left_out
+            else ""
+        )
+        self._set_note(
+            Text(
+                f"✓ wrote {result.path} ({result.line_count} lines, {result.turns_included} messages{left})",
+                style="green",
+            )
+        )
+        self._reindex(frozenset({result.path}))
+        self.refresh_from_engine(frozenset())
+
+    def action_forget(self) -> None:
+        s = self._selected()
+        if s is None:
+            return
+        forget = getattr(self.app, "panes", {}).get("forget")
+        if forget is None:
+            return
+        # Drop the focus first: a focused table that gets hidden hands the focus to a sibling in this
+        # (hidden) tab, which switches the tabs back for a frame. Then the Forget pane focuses its plan.
+        self.screen.set_focus(None)
+        self.app.screen_stack[0].query_one(TabbedContent).active = "forget"
+        forget.preselect((s.session_id,))
