@@ -66,8 +66,17 @@ def _info(f: MemoryFile, max_bytes: int) -> FileInfo:
     entries = parse_entries(f.rel, read.text, curated_root=f.curated_root)
     superseded = sum(1 for e in entries if e.superseded)
     return FileInfo(
-        f.rel, f.kind, f.size, f.mtime, f.date, len(entries), len(entries) - superseded, superseded,
-        f.path_origin, f.indexed, None,
+        f.rel,
+        f.kind,
+        f.size,
+        f.mtime,
+        f.date,
+        len(entries),
+        len(entries) - superseded,
+        superseded,
+        f.path_origin,
+        f.indexed,
+        None,
     )
 
 
