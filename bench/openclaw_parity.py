@@ -29,17 +29,14 @@ Usage: python bench/openclaw_parity.py [--install] [--modes keyword,hybrid] [--v
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -268,62 +265,14 @@ def metrics(lists: list[list[Hit]]) -> dict[str, float]:
     return {"hit@1": round(hit1 / n, 3), "hit@3": round(hit3 / n, 3), "mrr": round(statistics.fmean(rr), 3)}
 
 
-def clawmem_engine(base: Path, keyword_only: bool, *, ablate: bool = False) -> MemoryEngine:
-    name = ("cm-keyword" if keyword_only else "cm-hybrid") + ("-ablated" if ablate else "")
+def clawmem_engine(base: Path, keyword_only: bool) -> MemoryEngine:
+    name = "cm-keyword" if keyword_only else "cm-hybrid"
     ws = base / name / "workspace"
     shutil.copytree(ROOT / QUERIES["workspace"], ws)
     overrides = {"embedding": {"provider": "none"}} if keyword_only else None
     engine = MemoryEngine(load_settings(home=base / name / "home", workspace=ws, overrides=overrides))
-    with deliberate_rules_off(ablate, chunking=True):
-        engine.sync(force=True)
+    engine.sync(force=True)
     return engine
-
-
-_CJK_BLOCK = re.compile("[\u4e00-\u9fff]")
-
-
-def whole_cjk_block_keywords(query: str, *, limit: int = 6) -> list[str]:
-    """Keyword extraction with clawmem's CJK sub-phrase probes switched off (bench only).
-
-    A whitespace/punctuation segment holding CJK becomes ONE term, its CJK characters joined
-    (what OpenClaw 2026.9.6 does under the trigram tokenizer); other segments keep clawmem's
-    own rules (its stop list), so only the documented rule is switched off.
-    """
-    from engine.search import tokens
-
-    out: dict[str, None] = {}
-    for segment in re.split(r"[\s\W]+", tokens.nfc(query).lower()):
-        if not segment:
-            continue
-        if _CJK_BLOCK.search(segment):
-            block = "".join(_CJK_BLOCK.findall(segment))
-            out.setdefault(block, None)
-        elif not (segment in tokens.STOP_WORDS or segment.isdigit() or (segment.isascii() and len(segment) < 3)):
-            out.setdefault(segment, None)  # clawmem's own rule for a non-CJK word
-    return [t for t in out if t != query.strip().lower()][:limit]
-
-
-@contextlib.contextmanager
-def deliberate_rules_off(active: bool, *, chunking: bool = False, keywords: bool = False) -> Iterator[None]:
-    """Switch off clawmem's two documented departures (bench-only monkeypatch, restored after).
-
-    - chunking: marker comment lines no longer open a USER.md entry (they trail the previous
-      entry, as in OpenClaw);
-    - keywords: no CJK sub-phrase probes (a CJK run is searched as one term, as in OpenClaw).
-    """
-    from engine.index import chunking as chunking_mod
-    from engine.search import keyword as keyword_mod
-
-    saved_marker, saved_extract = chunking_mod._MARKER_LINE, keyword_mod.extract_keywords
-    if active and chunking:
-        chunking_mod._MARKER_LINE = re.compile(r"(?!)")
-    if active and keywords:
-        keyword_mod.extract_keywords = whole_cjk_block_keywords  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        chunking_mod._MARKER_LINE = saved_marker
-        keyword_mod.extract_keywords = saved_extract
 
 
 def clawmem_hits(engine: MemoryEngine, query: str, **opts: str) -> list[Hit]:
@@ -390,53 +339,21 @@ def run_mode(base: Path, mode: str, verbose: bool) -> dict[str, Any]:
         "openclaw_startup_and_index_s": round(startup, 1),
         "openclaw_status": {k: status.get(k) for k in ("provider", "model", "files", "chunks", "fts", "vector")},
     }
-    # The same comparison with clawmem's two documented departures switched off, one at a time
-    # and together: a difference one switch removes is explained by that rule; what is left with
-    # both off is a difference of the openclaw-parity path itself.
-    chunk_off = clawmem_engine(base, keyword_only=mode == "keyword", ablate=True)
-    variants = {}
-    for label, eng, kw_off in (
-        ("probes off", engine, True),
-        ("USER.md rule off", chunk_off, False),
-        ("both off", chunk_off, True),
-    ):
-        with deliberate_rules_off(kw_off, keywords=True):
-            variants[label] = [
-                [h.key for h in clawmem_hits(eng, q["query"], **opts)] == [h.key for h in theirs]
-                for q, theirs in zip(QUERIES["queries"], oc_lists, strict=True)
-            ]
-        result[f"identical_top6 ({label})"] = sum(variants[label])
-    by_query = {q["query"]: i for i, q in enumerate(QUERIES["queries"])}
-    for d in diffs:
-        i = by_query[d["query"]]
-        if variants["USER.md rule off"][i]:
-            d["cause"] = "USER.md marker lines open entries (deliberate)"
-        elif variants["probes off"][i]:
-            d["cause"] = "CJK sub-phrase keyword probes (deliberate)"
-        elif variants["both off"][i]:
-            d["cause"] = "both deliberate rules"
-        else:
-            d["cause"] = "NOT explained by the deliberate rules"
-            with deliberate_rules_off(True, keywords=True):
-                d["clawmem_without_deliberate_rules"] = fmt(clawmem_hits(chunk_off, d["query"], **opts))
     # Path-shaped queries the labelled set hardly has: exact tiers, partial path words.
     extra = []
     for query in PATH_QUERIES:
         theirs, _ = oc_hits(oc, query)
         ours = clawmem_hits(engine, query, **opts)
-        with deliberate_rules_off(True, keywords=True):
-            ours_off = clawmem_hits(chunk_off, query, **opts)
         extra.append(
             {
                 "query": query,
                 "identical": [h.key for h in ours] == [h.key for h in theirs],
-                "identical_without_deliberate_rules": [h.key for h in ours_off] == [h.key for h in theirs],
                 "openclaw": fmt(theirs),
                 "clawmem": fmt(ours),
             }
         )
     result["path_queries"] = extra
-    chunk_off.close()
+    result["path_queries_identical"] = sum(e["identical"] for e in extra)
     if mode == "hybrid":
         result["clawmem (calibrated, default)"] = metrics(
             [clawmem_hits(engine, q["query"], scoring="calibrated", legs="hybrid") for q in QUERIES["queries"]]
