@@ -29,3 +29,11 @@ class IndexBusy(ClawmemError):
 
 class ConflictError(ClawmemError):
     """A file changed on disk since it was read; nothing was written."""
+
+
+class DatabaseLocked(ClawmemError):
+    """Another connection holds the database's write lock longer than the busy timeout."""
+
+    def __init__(self, path: object) -> None:
+        super().__init__(f"database {path} is locked by another clawmem process; try again")
+        self.path = path

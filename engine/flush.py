@@ -28,6 +28,7 @@ import apsw
 
 from engine.errors import ClawmemError
 from engine.store import sessions_rows as rows
+from engine.store.db import begin_immediate
 from engine.store.sessions_rows import FileStateRow, SegmentRow
 from engine.workspace.writes import MISSING, WriteResult, append_text, replace_file
 
@@ -297,7 +298,7 @@ def append_segment(
         raise ClawmemError(f"{rel} already exists; nothing was written")
     body = text if text.endswith("\n") else text + "\n"
     before = len(rows.segments_for_path(conn, rel))
-    conn.execute("BEGIN IMMEDIATE")
+    begin_immediate(conn)  # DatabaseLocked when another process writes
     try:
         if old or rows.file_state(conn, rel) is not None:
             reconcile(conn, rel, old, now_ms)

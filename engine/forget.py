@@ -51,6 +51,7 @@ from engine.errors import ClawmemError, ConflictError
 from engine.index.lock import ReindexLock
 from engine.store import forget_rows, recall_rows
 from engine.store import sessions_rows as srows
+from engine.store.db import begin_immediate
 from engine.workspace.entries import parse_entries
 from engine.workspace.files import discover
 from engine.workspace.reading import decode_memory_bytes, sha256_bytes
@@ -897,26 +898,38 @@ class ForgetService:
     # ------------------------------------------------------------------------------------- run
 
     def run(
-        self, selectors: Sequence[str], *, purge_transcripts: bool = False, expected: ForgetPlan | None = None
+        self,
+        selectors: Sequence[str],
+        *,
+        purge_transcripts: bool = False,
+        expected: ForgetPlan | None = None,
+        allow_unresolved: bool = False,
     ) -> ForgetResult:
         """Forget the sessions: tombstones, then index and plugin state, memory files, corpus and
         origins, then a re-index of the changed files and the residual check.
 
         ``expected``: the plan the user confirmed; if anything changed since, nothing is done.
+        A selector that names no known session (a typo) is refused and nothing is written, unless
+        ``allow_unresolved``: then its id is tombstoned, so a session that arrives later with
+        that id is refused on import.
         """
         lock = ReindexLock(self.engine.settings.agent_dir / "dreaming.lock", timeout=5.0)
         if not lock.acquire():
             raise ClawmemError("a Dreaming run or review is in progress for this agent; try again shortly")
         try:
-            return self._run(selectors, purge_transcripts, expected)
+            return self._run(selectors, purge_transcripts, expected, allow_unresolved)
         finally:
             lock.release()
 
-    def _run(self, selectors: Sequence[str], purge: bool, expected: ForgetPlan | None) -> ForgetResult:
+    def _run(
+        self, selectors: Sequence[str], purge: bool, expected: ForgetPlan | None, allow_unresolved: bool
+    ) -> ForgetResult:
         from dataclasses import replace
 
         work = self._compute(selectors, purge)
         plan = work.plan
+        if not allow_unresolved:
+            refuse_unresolved(plan)
         if expected is not None and expected.fingerprint != plan.fingerprint:
             raise ClawmemError("the memory changed since the preview; nothing was deleted — preview again")
         agent = self.engine.settings.agent_id
@@ -982,7 +995,7 @@ class ForgetService:
     def _write(self, f: _File, new: bytes | None, now: int) -> None:
         conn = self._conn
         tracked = f.rel in srows.segment_paths(conn)
-        conn.execute("BEGIN IMMEDIATE")
+        begin_immediate(conn)  # DatabaseLocked when another process writes
         try:
             current = f.path.read_bytes()
             if sha256_bytes(current) != f.sha:
@@ -1102,6 +1115,21 @@ class ForgetService:
             for sid, seq, text in srows.transcript_fts_texts(conn, session_ids):
                 hits.append(ResidualHit("transcript", f"{sid}#{seq}", sid, _excerpt(text)))
         return tuple(hits)
+
+
+def unresolved_selectors(plan: ForgetPlan) -> tuple[str, ...]:
+    """Selectors that name no imported, archived or tombstoned session (typos, unknown keys)."""
+    return tuple(dict.fromkeys(r.selector for r in plan.resolutions if r.source == "unresolved"))
+
+
+def refuse_unresolved(plan: ForgetPlan, hint: str | None = None) -> None:
+    """Raise a one-line error naming every unresolved selector (nothing has been written)."""
+    unknown = unresolved_selectors(plan)
+    if unknown:
+        more = f" — {hint}" if hint else ""
+        raise ClawmemError(
+            f"no session matches {', '.join(unknown)} (see `clawmem session list`); nothing was forgotten{more}"
+        )
 
 
 def plan_lines_by_reason(plan: ForgetPlan) -> dict[str, list[LineItem]]:

@@ -22,8 +22,11 @@ so a poisoned web page never reaches a note. The date and time are the session's
 ``session``). Notes are written for interactive sessions only, as OpenClaw's hook runs on ``/new``.
 
 **Flush** (``flush``): appends whole lines to ``memory/<date>.md`` and records a provenance
-segment (:mod:`engine.flush`) with the session, tagged ``agent`` or ``untrusted``: the caller's
-choice, else ``untrusted`` when the text repeats a line of an untrusted turn of the session.
+segment (:mod:`engine.flush`) with the session, tagged ``agent`` or ``untrusted`` by the program
+(spec §8): ``untrusted`` when the session's current turn is network-tainted or untrusted (so a
+paraphrase of a poisoned page is untrusted too), or when the text repeats an untrusted turn. The
+caller may lower the class to ``untrusted``, never raise it: ``origin="agent"`` on a tainted
+session is refused and nothing is written.
 """
 
 from __future__ import annotations
@@ -167,10 +170,12 @@ class FlushResult:
     path: str
     line_start: int
     line_end: int
-    origin_class: str
-    origin_derived: bool  # the class came from the session's turns, not the caller
+    origin_class: str  # as recorded on the segment: agent | untrusted
+    origin_derived: bool  # the class came from the session's turns (the caller did not lower it)
     untrusted_regions: int  # non-append changes found since the last tracked write
     external_appends: int  # appends by someone else, recorded as agent segments
+    origin_reason: str | None = None  # why untrusted (the tainted turn, a repeat, or the caller)
+    effective_class: str = "agent"  # what indexing gives the lines (system for non-interactive sessions)
 
 
 @dataclass(frozen=True)
@@ -687,11 +692,32 @@ class SessionService:
                 return f"memory/{name}"
         raise ClawmemError(f"too many notes named memory/{day}-{slug}*.md")
 
+    def flush_origin(self, session_id: str, text: str = "") -> trust.FlushOrigin:
+        """The class a flush of ``text`` from this session gets now, and why (nothing is written).
+
+        From the transcript's provenance (:func:`engine.trust.flush_origin`): ``untrusted`` when the
+        session's current turn is network-tainted or untrusted; a verbatim copy of an earlier
+        untrusted turn's text is ``untrusted`` too (lowering only, never raising).
+        """
+        w = self._window(session_id)
+        events = rows.events(self._conn, w.session_id)
+        objs = [json.loads(e.event_json) for e in events]
+        ins = [trust.EventIn(str(o.get("role", "")), str(o.get("text", "")), bool(o.get("network"))) for o in objs]
+        recorded = [trust.EventTrust(e.origin_class, e.tainted) for e in events]
+        derived = trust.flush_origin(w.kind, self._trusted(w.channel), ins, recorded)
+        if derived.origin_class == "agent" and text.strip():
+            for e, event_in in zip(events, ins, strict=True):
+                if e.origin_class == "untrusted" and trust.derived_origin(text, [event_in.text]) == "untrusted":
+                    reason = f"the text repeats untrusted event {e.seq} of the session"
+                    return trust.FlushOrigin("untrusted", reason, derived.turn_start)
+        return derived
+
     def flush(self, session_id: str, text: str, *, date: str | None = None, origin: str | None = None) -> FlushResult:
         """Append ``text`` to ``memory/<date>.md`` (today by default) with the session's provenance.
 
-        ``origin`` is ``agent`` or ``untrusted``; None derives it: ``untrusted`` when the text
-        repeats a line of one of the session's untrusted turns, else ``agent``.
+        The origin class is the program's (:meth:`flush_origin`). ``origin`` may only lower it:
+        ``untrusted`` marks the text untrusted; ``agent`` when the program derives ``untrusted``
+        is refused (nothing is written), so no caller can raise tainted text to ``agent``.
         """
         self.engine.require_workspace()
         if not text.strip():
@@ -703,36 +729,38 @@ class SessionService:
             raise ClawmemError(f"not a date: {day!r} (use YYYY-MM-DD)")
         self._refuse_forgotten(session_id)
         w = self._window(session_id)
-        derived = origin is None
-        if origin is None:
-            untrusted = [
-                str(json.loads(e.event_json).get("text", ""))
-                for e in rows.events(self._conn, session_id)
-                if e.origin_class == "untrusted"
-            ]
-            origin = trust.derived_origin(text, untrusted)
+        derived = self.flush_origin(w.session_id, text)
+        if origin == "agent" and derived.origin_class != "agent":
+            raise ClawmemError(
+                f"--origin agent refused: this flush from session {w.session_id} is untrusted "
+                f"({derived.reason}); nothing was written"
+            )
+        final = trust.least_trusted(derived.origin_class, origin)
         rel = f"memory/{day}.md"
         written = flushing.append_segment(
             self._conn,
             self.engine.workspace,
             rel,
             text,
-            origin=origin,
+            origin=final,
             kind="flush",
             session_id=w.session_id,
             session_key=w.session_key,
             session_kind=w.kind,
             now_ms=self._now_ms(),
         )
+        lowered = final != derived.origin_class
         return FlushResult(
             session_id=w.session_id,
             path=rel,
             line_start=written.line_start,
             line_end=written.line_end,
-            origin_class=origin,
-            origin_derived=derived,
+            origin_class=final,
+            origin_derived=not lowered,
             untrusted_regions=written.recorded_changes,
             external_appends=written.recorded_external,
+            origin_reason="lowered by the caller (--origin untrusted)" if lowered else derived.reason,
+            effective_class=trust.least_trusted(final, "system") if w.kind != "interactive" else final,
         )
 
 

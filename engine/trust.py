@@ -17,6 +17,12 @@ defaults to ``owner``.
   came earlier in the same turn; the taint clears at the next user message) or when the turn's
   user message was untrusted.
 
+**Flushes** (:func:`flush_origin`): text an agent flushes from a session is its output at the end
+of the transcript, so it gets the class the *current turn* gives an assistant message — ``untrusted``
+when a network tool result came after the last user message (or that message was untrusted), else
+``agent``. The class comes from the transcript's provenance, so re-wording a tainted reply cannot
+launder it; a caller may lower it (``untrusted``) but never raise it.
+
 **Memory files** (at index time, :func:`origin_resolver`): the path decides first (DREAMS.md and
 dreaming output are ``system``; other memory files ``agent``); lines that flush provenance
 (:mod:`engine.flush`) attributes to a segment take its class — ``untrusted`` for a tainted flush or
@@ -133,6 +139,49 @@ def classify_events(kind: str, trusted_channel: bool, events: Sequence[EventIn])
     return out
 
 
+@dataclass(frozen=True)
+class FlushOrigin:
+    """The class a flush from a session gets now, and why (from the transcript, never the text)."""
+
+    origin_class: str  # agent | untrusted
+    reason: str | None  # why untrusted, for the user
+    turn_start: int  # 1-based seq of the current turn's user message (0: no user message yet)
+
+
+def flush_origin(
+    kind: str, trusted_channel: bool, events: Sequence[EventIn], recorded: Sequence[EventTrust] = ()
+) -> FlushOrigin:
+    """The class of text flushed from a session at the end of its transcript (spec §8 network taint).
+
+    The flush is classified like one more assistant message after the last event: ``untrusted``
+    when the current turn (from the last user message on) holds a network tool result or its
+    user message is untrusted, else ``agent``. ``recorded`` (the classes stored at import) can
+    only lower the result: a turn marked tainted or untrusted then stays so even if the trusted
+    channels changed since.
+    """
+    probe = classify_events(kind, trusted_channel, [*events, EventIn("assistant", "", False)])[-1]
+    start = max((i for i, e in enumerate(events) if e.role == "user"), default=-1)
+    turn = range(max(start, 0), len(events))
+    network = next((i for i in turn if events[i].role == "tool" and events[i].network), None)
+    if network is not None:
+        return FlushOrigin(
+            "untrusted", f"its current turn is tainted by a network tool result (event {network + 1})", start + 1
+        )
+    if probe.origin_class == "untrusted":
+        who = f"event {start + 1}" if start >= 0 else "before the first user message"
+        return FlushOrigin(
+            "untrusted", f"its current turn comes from an untrusted sender or channel ({who})", start + 1
+        )
+    for i in turn:
+        if i < len(recorded) and (
+            recorded[i].tainted or (events[i].role == "user" and recorded[i].origin_class == "untrusted")
+        ):
+            return FlushOrigin(
+                "untrusted", f"its current turn was recorded as untrusted at import (event {i + 1})", start + 1
+            )
+    return FlushOrigin("agent", None, start + 1)
+
+
 def normalize(text: str) -> str:
     """Whitespace collapsed, a leading list marker removed: the form texts are compared in."""
     return _BULLET.sub("", _WS.sub(" ", text).strip())
@@ -152,8 +201,9 @@ def derived_origin(text: str, untrusted_texts: Iterable[str]) -> str:
     """``untrusted`` when ``text`` carries a line of untrusted content (or the reverse, ignoring case),
     else ``agent``.
 
-    Used for a flush whose caller did not say where the text came from: text that repeats a
-    web page or a tainted reply stays untrusted however it is re-worded around it.
+    A second, lowering-only check for a flush after :func:`flush_origin`: a verbatim copy of a web
+    page or a tainted reply from an *earlier* turn (whose taint has cleared) stays untrusted.
+    It never raises a class: paraphrases are caught by the turn's provenance, not by this match.
     """
     mine = [m.casefold() for m in snippet_lines(text)]
     flat = normalize(text).casefold()

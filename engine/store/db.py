@@ -2,6 +2,10 @@
 
 Each thread gets its own connection (the TUI searches while a worker embeds); WAL lets
 readers proceed while one writer commits. ``Store`` is cheap to share between threads.
+
+Opening an up-to-date database writes nothing (so ``status``, ``search`` and ``forget --dry-run``
+work while another process holds the write lock); a write that cannot get the lock within the
+busy timeout raises :class:`~engine.errors.DatabaseLocked`, a one-line user error.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 
 import apsw
 
-from engine.errors import ClawmemError
+from engine.errors import ClawmemError, DatabaseLocked
 from engine.store import cjk_index
 
 BUSY_TIMEOUT_MS = 10_000
@@ -36,11 +40,17 @@ def _load_vec(conn: apsw.Connection) -> str | None:
 def open_connection(path: Path | str, *, load_vec: bool = True) -> tuple[apsw.Connection, str | None]:
     """Open (creating if needed) a database with the engine's pragmas."""
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(path).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file in the way, a read-only or virtual file system (/proc)
+            raise ClawmemError(f"cannot create the database folder {folder}: {exc.strerror or exc}") from None
+        if not folder.is_dir():
+            raise ClawmemError(f"cannot create the database folder {folder}: not a directory")
     try:
         conn = apsw.Connection(str(path))
     except apsw.Error as exc:
-        raise ClawmemError(f"cannot open database {path}: {exc}") from exc
+        raise ClawmemError(f"cannot open database {path}: {exc}") from None
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
     vec_error = _load_vec(conn) if load_vec else "sqlite-vec disabled"
     cjk_index.register(conn)  # its Python tokenizer must be known before the bigram table is used
@@ -48,11 +58,21 @@ def open_connection(path: Path | str, *, load_vec: bool = True) -> tuple[apsw.Co
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
-    except apsw.BusyError as exc:
-        raise ClawmemError(f"database {path} is locked by another process") from exc
+    except apsw.BusyError:
+        conn.close()
+        raise DatabaseLocked(path) from None
     except apsw.Error as exc:
-        raise ClawmemError(f"database {path} is not usable: {exc}") from exc
+        conn.close()
+        raise ClawmemError(f"database {path} is not usable: {exc}") from None
     return conn, vec_error
+
+
+def begin_immediate(conn: apsw.Connection) -> None:
+    """``BEGIN IMMEDIATE``, or :class:`DatabaseLocked` when another process keeps the write lock."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except apsw.BusyError:
+        raise DatabaseLocked(conn.filename or "(memory)") from None
 
 
 class Store:
@@ -68,7 +88,14 @@ class Store:
         conn = self.conn()  # open once now so errors surface early
         from engine.store.schema import ensure_schema
 
-        ensure_schema(conn)
+        try:
+            ensure_schema(conn)  # writes only when a component is behind
+        except apsw.BusyError:
+            self.close()
+            raise DatabaseLocked(path) from None
+        except apsw.Error as exc:
+            self.close()
+            raise ClawmemError(f"database {path} is not usable: {exc}") from None
 
     @property
     def vec_available(self) -> bool:
@@ -88,7 +115,7 @@ class Store:
     def write(self) -> Iterator[apsw.Connection]:
         """A write transaction taken immediately (no deadlock on upgrade from read)."""
         conn = self.conn()
-        conn.execute("BEGIN IMMEDIATE")
+        begin_immediate(conn)
         try:
             yield conn
         except BaseException:

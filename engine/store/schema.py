@@ -242,26 +242,64 @@ def register_component(name: str, migrations: Sequence[Migration]) -> None:
     COMPONENTS[name] = migrations
 
 
-def ensure_schema(conn: apsw.Connection, *, components: Sequence[str] | None = None) -> None:
-    """Bring every component up to date, each migration in its own transaction."""
+SCHEMA_USER_VERSION = 1
+
+
+def _versions(conn: apsw.Connection) -> dict[str, int] | None:
+    """Each component's applied version (None: ``clawmem_schema`` does not exist yet). Reads only."""
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'clawmem_schema'")
+    if next(iter(found), None) is None:
+        return None
+    return {str(name): int(version) for name, version in conn.execute("SELECT component, version FROM clawmem_schema")}
+
+
+def pending_components(conn: apsw.Connection, *, components: Sequence[str] | None = None) -> list[str]:
+    """Components whose migrations are behind (empty: the database is up to date). Reads only."""
     _load_feature_schemas()
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS clawmem_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL) STRICT"
-    )
-    for name, migrations in COMPONENTS.items():
-        if components is not None and name not in components:
-            continue
-        row = next(iter(conn.execute("SELECT version FROM clawmem_schema WHERE component = ?", (name,))), None)
-        version = row[0] if row else 0
-        for index in range(version, len(migrations)):
-            with conn:
-                migrations[index](conn)
-                conn.execute(
-                    "INSERT INTO clawmem_schema (component, version) VALUES (?, ?) "
-                    "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
-                    (name, index + 1),
-                )
-    conn.execute("PRAGMA user_version = 1")
+    versions = _versions(conn) or {}
+    return [
+        name
+        for name, migrations in COMPONENTS.items()
+        if (components is None or name in components) and versions.get(name, 0) < len(migrations)
+    ]
+
+
+def ensure_schema(conn: apsw.Connection, *, components: Sequence[str] | None = None) -> None:
+    """Bring every component up to date, each migration in its own write transaction.
+
+    An up-to-date database is only read: opening one must not need the write lock (another
+    process may hold it) and must not change the files (``forget --dry-run`` writes nothing).
+    Each migration takes the lock (``BEGIN IMMEDIATE``) and re-reads the version inside it, so
+    two processes opening a new database at once never apply a migration twice.
+    """
+    pending = pending_components(conn, components=components)
+    user_version = next(iter(conn.execute("PRAGMA user_version")))[0]
+    if not pending and user_version == SCHEMA_USER_VERSION:
+        return
+    if _versions(conn) is None:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS clawmem_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL) STRICT"
+        )
+    applied = _versions(conn) or {}
+    for name in pending:
+        migrations = COMPONENTS[name]
+        for index in range(applied.get(name, 0), len(migrations)):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = next(iter(conn.execute("SELECT version FROM clawmem_schema WHERE component = ?", (name,))), None)
+                if (row[0] if row else 0) <= index:
+                    migrations[index](conn)
+                    conn.execute(
+                        "INSERT INTO clawmem_schema (component, version) VALUES (?, ?) "
+                        "ON CONFLICT (component) DO UPDATE SET version = excluded.version",
+                        (name, index + 1),
+                    )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+    if user_version != SCHEMA_USER_VERSION:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_USER_VERSION}")
 
 
 def ensure_chunks_fts(conn: apsw.Connection, tokenizer: str) -> None:

@@ -73,11 +73,24 @@ def test_context_group_kind_explains_why_memory_is_missing(
     assert "MEMORY.md is loaded only in private main sessions (spec §1)" in out
 
 
-def test_bad_kind_is_bad_usage(home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as exc:
-        run(home, workspace, "context", "--kind", "channel")
-    assert exc.value.code == 2
-    assert "invalid choice: 'channel'" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("context", "--kind", "channel"), "--kind must be one of private, group, cron, subagent (got 'channel')"),
+        (("context", "triggers", "hi", "--project", ""), "--project needs a project key"),
+        (("context", "triggers", "hi", "--project", "a>b"), "a project key cannot contain a line break, '<' or '>'"),
+    ],
+)
+def test_bad_flag_values_are_one_line_user_errors(
+    home: Path, workspace: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    from tui.cli import main
+
+    (home / "config.toml").write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
+    assert main(["--home", str(home), "--workspace", str(workspace), *argv]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and captured.err.startswith("clawmem: error: ")
+    assert message in captured.err
 
 
 def test_missing_workspace_is_one_line_user_error(home: Path, tmp_path: Path) -> None:

@@ -157,11 +157,15 @@ def test_the_dry_run_writes_nothing(home: Path, workspace: Path) -> None:
         plan = e.forget.plan([B, "agent:main:main", "ghost"], purge_transcripts=True)
         assert plan.artifacts.memory_entries > 0 and plan.artifacts.transcript_events == 11
         assert workspace_hashes(workspace) == files and db_dump(e) == tables
+        db_file = settings.db_path
+        wal = Path(f"{db_file}-wal")  # kept alive by ``e``: any write by the CLI would land in it
+        raw = (db_file.read_bytes(), wal.read_bytes() if wal.exists() else b"")
         code = main(
             ["--home", str(home), "--workspace", str(workspace), "forget", "--session", B, "--dry-run", "--json"]
         )
         assert code == 0
         assert workspace_hashes(workspace) == files and db_dump(e) == tables
+        assert (db_file.read_bytes(), wal.read_bytes() if wal.exists() else b"") == raw  # not one byte
         assert srows.tombstone(e.store.conn(), B) is None
 
 
@@ -200,7 +204,12 @@ def test_selectors_resolve_by_id_key_tombstone_and_unresolved(fts_engine: Memory
     memory = workspace / "MEMORY.md"
     with memory.open("a", encoding="utf-8") as fh:
         fh.write("\n<!-- openclaw-memory-promotion:memory:legacy:1:1:abc -->\n- An old promoted fact.\n")
-    result = e.forget.run(["sess-cron-07", "nobody"])
+    files, tables = workspace_hashes(workspace), db_dump(e)
+    with pytest.raises(ClawmemError, match=r"^no session matches nobody \(see `clawmem session list`\); nothing was"):
+        e.forget.run(["sess-cron-07", "nobody"])  # a typo is refused, with nothing written …
+    assert workspace_hashes(workspace) == files and db_dump(e) == tables
+    assert srows.tombstone(e.store.conn(), "sess-cron-07") is None
+    result = e.forget.run(["sess-cron-07", "nobody"], allow_unresolved=True)  # … unless asked for
     assert result.plan.untargetable_entry_keys == ("memory:legacy:1:1:abc",)
     assert "- An old promoted fact." in memory.read_text(encoding="utf-8")
     assert set(result.tombstoned) == {"sess-cron-07", "nobody"}

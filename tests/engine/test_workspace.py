@@ -140,3 +140,23 @@ def test_odd_markdown_never_crashes_and_keeps_content() -> None:
     entries = parse_entries("memory/x.md", text, curated_root=False)
     joined = "\n".join(e.text for e in entries)
     assert "prose here" in joined and "- not an entry" in joined and "doubled bullet" in joined
+
+
+def test_memory_get_never_cuts_a_line_and_says_when_from_is_past_the_end(tmp_path: Path) -> None:
+    from engine.memory_get import MAX_CHARS, read_lines
+
+    (tmp_path / "memory").mkdir()
+    long_line = "x" * (MAX_CHARS + 500)
+    (tmp_path / "memory" / "a.md").write_text(f"short\n{long_line}\ntail\n", encoding="utf-8")
+    first = read_lines(tmp_path, "memory/a.md")
+    assert first.text == "short" and first.next_from == 2 and not first.char_budget_exceeded  # stops before it
+    second = read_lines(tmp_path, "memory/a.md", from_line=2)
+    assert second.text == long_line and second.lines == 1 and second.char_budget_exceeded
+    assert second.next_from == 3 and second.truncated and second.total_lines == 3
+    third = read_lines(tmp_path, "memory/a.md", from_line=3)
+    assert third.text == "tail" and third.next_from is None and not third.truncated
+    beyond = read_lines(tmp_path, "memory/a.md", from_line=9)
+    assert beyond.past_end and beyond.text == "" and beyond.next_from is None and beyond.total_lines == 3
+    (tmp_path / "memory" / "empty.md").write_text("", encoding="utf-8")
+    empty = read_lines(tmp_path, "memory/empty.md")
+    assert empty.total_lines == 0 and not empty.past_end and empty.text == ""

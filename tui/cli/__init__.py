@@ -1,6 +1,8 @@
 """The ``clawmem`` command: no command opens the TUI; subcommands follow ``openclaw memory …``.
 
-Exit codes: 0 success, 1 a user error (one line on stderr, never a traceback), 2 bad usage.
+Exit codes: 0 success, 1 a user error (one line on stderr, never a traceback) — an unknown or
+refused path, a bad flag value, a missing workspace, a locked database — and 2 bad usage (an
+unknown command or flag, a missing argument).
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+import apsw
+
 from engine.errors import ClawmemError
 from tui.cli import common
 
@@ -16,7 +20,7 @@ from tui.cli import common
 def build_parser() -> argparse.ArgumentParser:
     from tui.cli import context_cmds, dream_cmds, index_cmds, intent_cmds, search_cmds, session_cmds
 
-    parser = argparse.ArgumentParser(
+    parser = common.Parser(
         prog="clawmem",
         description="Inspect and curate an AI agent's long-term memory (OpenClaw Memory Core).",
     )
@@ -36,8 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args: argparse.Namespace | None = None
     try:
+        args = parser.parse_args(argv)  # a bad flag value raises ClawmemError: exit 1, one line
         if args.command is None:
             from tui.launch import launch_tui
 
@@ -50,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ClawmemError as exc:
         common.fail(str(exc))
         return 1
+    except apsw.BusyError:  # a write that waited out the busy timeout
+        common.fail("the database is locked by another clawmem process; try again")
+        return 1
     except KeyboardInterrupt:
         print("clawmem: interrupted", file=sys.stderr)
         return 130
@@ -57,7 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as exc:  # a bug: one line for the user, the traceback in the log
         log = common.log_exception(args)
-        common.fail(f"internal error: {type(exc).__name__}: {exc} (details in {log})")
+        where = f"details in {log}" if log else "no log could be written"
+        common.fail(f"internal error: {type(exc).__name__}: {exc} ({where})")
         return 1
 
 

@@ -1,19 +1,128 @@
-"""Shared CLI plumbing: global options, building the engine, output helpers, progress bars."""
+"""Shared CLI plumbing: global options, flag-value types, building the engine, output helpers,
+progress bars.
+
+Flag values are checked by the types below, which raise :class:`~engine.errors.ClawmemError`
+(not argparse's ``ArgumentTypeError``): argparse lets that through, and ``main`` prints it as one
+line and exits 1 — a bad *value* is a user error. Unknown commands or flags and missing
+arguments stay argparse's usage errors (exit 2).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import tempfile
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
+from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from engine.config import Settings, default_home, load_settings
+from engine.errors import ClawmemError
 from engine.facade import MemoryEngine
+
+# Spec §1: a project key containing CR, LF, '<' or '>' makes the whole annotation invalid.
+PROJECT_KEY_FORBIDDEN = ("\r", "\n", "<", ">")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with a two-line usage error (exit 2) instead of the whole usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n(see `{self.prog} --help`)\n")
+
+
+# ----------------------------------------------------------------------------- flag-value types
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
+
+
+def whole_number(flag: str, low: int, high: int | None = None) -> Callable[[str], int]:
+    """A type for an integer flag within [low, high]; a bad value is a one-line user error."""
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise ClawmemError(f"{flag} must be a whole number (got {_shown(text)})") from None
+        if high is None and value < low:
+            raise ClawmemError(f"{flag} must be {low} or more (got {value})")
+        if high is not None and not low <= value <= high:
+            raise ClawmemError(f"{flag} must be between {low} and {high} (got {value})")
+        return value
+
+    return convert
+
+
+def number(flag: str, low: float, high: float) -> Callable[[str], float]:
+    """A type for a decimal flag within [low, high]."""
+
+    def convert(text: str) -> float:
+        try:
+            value = float(text.strip())
+        except ValueError:
+            raise ClawmemError(f"{flag} must be a number (got {_shown(text)})") from None
+        if not low <= value <= high:  # also refuses nan
+            raise ClawmemError(f"{flag} must be between {low:g} and {high:g} (got {text.strip()})")
+        return value
+
+    return convert
+
+
+def one_of(flag: str, choices: Sequence[str]) -> Callable[[str], str]:
+    """A type for a flag with fixed values (argparse's ``choices`` would make a typo exit 2)."""
+
+    def convert(text: str) -> str:
+        value = text.strip()
+        if value not in choices:
+            raise ClawmemError(f"{flag} must be one of {', '.join(choices)} (got {_shown(text)})")
+        return value
+
+    return convert
+
+
+def choices_metavar(choices: Sequence[str]) -> str:
+    return "{" + ",".join(choices) + "}"
+
+
+def project_key(flag: str = "--project") -> Callable[[str], str]:
+    """A type for an active project key: not empty, and valid by the spec's annotation rule."""
+
+    def convert(text: str) -> str:
+        value = text.strip()
+        if not value:
+            raise ClawmemError(f"{flag} needs a project key (got an empty one)")
+        if any(ch in value for ch in PROJECT_KEY_FORBIDDEN):
+            raise ClawmemError(f"{flag} {_shown(text)}: a project key cannot contain a line break, '<' or '>'")
+        return value
+
+    return convert
+
+
+def iso_date(flag: str) -> Callable[[str], str]:
+    def convert(text: str) -> str:
+        try:
+            date.fromisoformat(text.strip())
+        except ValueError:
+            raise ClawmemError(f"{flag} is not a date: {_shown(text)} (use YYYY-MM-DD)") from None
+        return text.strip()
+
+    return convert
+
+
+def non_empty(flag: str, what: str) -> Callable[[str], str]:
+    def convert(text: str) -> str:
+        if not text.strip():
+            raise ClawmemError(f"{flag} needs {what} (got an empty one)")
+        return text.strip()
+
+    return convert
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:
@@ -43,8 +152,22 @@ def settings_from(args: argparse.Namespace, **overrides: Any) -> Settings:
     )
 
 
+def check_home(home: Path) -> None:
+    """Refuse a home that is a file or cannot be created, in one line (before anything is opened)."""
+    if home.exists() and not home.is_dir():
+        raise ClawmemError(f"clawmem home {home} is not a directory (check --home or CLAWMEM_HOME)")
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ClawmemError(
+            f"cannot create the clawmem home {home}: {exc.strerror or exc} (check --home or CLAWMEM_HOME)"
+        ) from None
+
+
 def engine_from(args: argparse.Namespace, **overrides: Any) -> MemoryEngine:
-    return MemoryEngine(settings_from(args, **overrides))
+    settings = settings_from(args, **overrides)
+    check_home(settings.home)
+    return MemoryEngine(settings)
 
 
 def fail(message: str) -> None:
@@ -73,16 +196,19 @@ def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(to_jsonable(value), ensure_ascii=False, indent=2) + "\n")
 
 
-def log_exception(args: argparse.Namespace) -> Path:
+def log_exception(args: argparse.Namespace | None) -> Path | None:
+    """Append the current traceback to ``<home>/logs/clawmem.log`` (or a temp-dir log when the
+    home cannot hold one); None when no log could be written. Never prints the traceback."""
     home = Path(getattr(args, "home", None) or default_home()).expanduser()
-    log = home / "logs" / "clawmem.log"
-    try:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("a", encoding="utf-8") as fh:
-            traceback.print_exc(file=fh)
-    except OSError:
-        traceback.print_exc()
-    return log
+    for log in (home / "logs" / "clawmem.log", Path(tempfile.gettempdir()) / "clawmem.log"):
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with log.open("a", encoding="utf-8") as fh:
+                traceback.print_exc(file=fh)
+            return log
+        except OSError:
+            continue
+    return None
 
 
 @contextmanager

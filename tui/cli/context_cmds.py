@@ -18,7 +18,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Show what a bare /new loads (bootstrap files and startup notes) with caps, budgets and "
         "truncation; `context triggers MESSAGE` shows which trigger entries a message would inject.",
     )
-    p.add_argument("--kind", choices=SESSION_KINDS, default="private", help="session kind (default private)")
+    p.add_argument(
+        "--kind",
+        type=common.one_of("--kind", SESSION_KINDS),
+        default="private",
+        metavar=common.choices_metavar(SESSION_KINDS),
+        help="session kind (default private)",
+    )
     p.add_argument("--text", action="store_true", help="also print the injected text of every loaded file")
     p.add_argument("--json", action="store_true", help="print everything as JSON (lines, cuts, injected text)")
     p.set_defaults(handler=cmd_context)
@@ -29,7 +35,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="which trigger entries an incoming message would inject (Active Memory lane 1)",
     )
     t.add_argument("message", nargs="+", help="the incoming message (Chinese or English)")
-    t.add_argument("--project", action="append", default=[], metavar="KEY", help="an active project key (repeatable)")
+    t.add_argument(
+        "--project",
+        action="append",
+        default=[],
+        type=common.project_key("--project"),
+        metavar="KEY",
+        help="an active project key (repeatable)",
+    )
     t.add_argument("--json", action="store_true", help="print every candidate and score as JSON")
     t.set_defaults(handler=cmd_triggers)
 

@@ -69,13 +69,22 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def status_json(report: StatusReport) -> dict[str, object]:
+    """The report as JSON: ``skipped`` in ``index --json``'s shape, ``warnings`` beside ``issues``."""
+    data: dict[str, object] = common.to_jsonable(report)
+    data["skipped"] = [{"path": p, "reason": r} for p, r in report.skipped]
+    data["warnings"] = list(report.warnings)
+    return data
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
+    engine.require_workspace()
     report = build_status(engine, deep=args.deep)
     if args.json:
-        common.print_json([{"agent_id": report.agent_id, "status": report}])
+        common.print_json([{"agent_id": report.agent_id, "status": status_json(report)}])
         return 0
-    print_status(report)
+    print_status(report)  # warnings are among its Issues
     return 0
 
 
@@ -87,6 +96,7 @@ def print_status(r: StatusReport) -> None:
 
 def cmd_reset(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
+    engine.require_workspace()
     if not args.yes:
         if not sys.stdin.isatty():
             common.fail("reset needs --yes when not run on a terminal")

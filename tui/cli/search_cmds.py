@@ -6,49 +6,61 @@ import argparse
 import sys
 from typing import Any
 
+from engine.errors import ClawmemError
+from engine.facade import MemoryEngine
+from engine.memory_get import MAX_CHARS
 from engine.search.types import SearchHit, SearchResponse
 from tui.cli import common
 
-
-def _max_results(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if not 1 <= value <= 200:
-        raise argparse.ArgumentTypeError("must be between 1 and 200")
-    return value
-
-
-def _score(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError("must be between 0 and 1")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
+SCORINGS = ("calibrated", "openclaw")
+MODES = ("hybrid", "keyword", "vector")
+SOURCES = {"memory": ("memory",), "sessions": ("sessions",), "all": ("memory", "sessions")}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parent = common.global_parent()
     p = sub.add_parser("search", parents=[parent], help="search the memory and explain every score")
     p.add_argument("query", nargs="+", help="what to look for (Chinese or English)")
-    p.add_argument("--max-results", type=_max_results, metavar="N", help="results to return (default 6)")
-    p.add_argument("--min-score", type=_score, metavar="X", help="threshold after decay and importance (default 0.35)")
-    p.add_argument("--project", action="append", default=[], metavar="KEY", help="an active project key (repeatable)")
-    p.add_argument("--scoring", choices=("calibrated", "openclaw"), help="vector scoring (default calibrated)")
-    p.add_argument("--mode", choices=("hybrid", "keyword", "vector"), default="hybrid", help="which legs to run")
+    p.add_argument(
+        "--max-results",
+        type=common.whole_number("--max-results", 1, 200),
+        metavar="N",
+        help="results to return, 1-200 (default 6)",
+    )
+    p.add_argument(
+        "--min-score",
+        type=common.number("--min-score", 0.0, 1.0),
+        metavar="X",
+        help="threshold after decay and importance, 0-1 (default 0.35)",
+    )
+    p.add_argument(
+        "--project",
+        action="append",
+        default=[],
+        type=common.project_key("--project"),
+        metavar="KEY",
+        help="an active project key (repeatable)",
+    )
+    p.add_argument(
+        "--scoring",
+        type=common.one_of("--scoring", SCORINGS),
+        metavar=common.choices_metavar(SCORINGS),
+        help="vector scoring (default calibrated)",
+    )
+    p.add_argument(
+        "--mode",
+        type=common.one_of("--mode", MODES),
+        default="hybrid",
+        metavar=common.choices_metavar(MODES),
+        help="which legs to run",
+    )
+    p.add_argument(
+        "--source",
+        type=common.one_of("--source", tuple(SOURCES)),
+        metavar=common.choices_metavar(tuple(SOURCES)),
+        help="what to search (OpenClaw's corpus): memory files, session transcripts (needs "
+        '"sessions" in [index] sources) or all (default: the indexed sources)',
+    )
     p.add_argument("--no-record", action="store_true", help="do not count this search as a recall for Dreaming")
     p.add_argument(
         "--untrusted",
@@ -62,10 +74,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser("get", parents=[parent], help="read part of a memory file (memory_get)")
     p.add_argument("path", help="a workspace path: MEMORY.md, USER.md or memory/…")
-    p.add_argument("--from", dest="from_line", type=_positive, default=1, metavar="N", help="first line (1-based)")
-    p.add_argument("--lines", type=_positive, default=120, metavar="N", help="how many lines (default 120)")
+    p.add_argument(
+        "--from",
+        dest="from_line",
+        type=common.whole_number("--from", 1),
+        default=1,
+        metavar="N",
+        help="first line (1-based)",
+    )
+    p.add_argument(
+        "--lines", type=common.whole_number("--lines", 1), default=120, metavar="N", help="how many lines (default 120)"
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_get)
+
+
+def session_id_of(hit: SearchHit) -> str | None:
+    """The session a ``sessions``-source hit comes from (its virtual path ``sessions/<id>.jsonl``)."""
+    if hit.source != "sessions":
+        return None
+    name = hit.path.removeprefix("sessions/")
+    return name.removesuffix(".jsonl") if name != hit.path else None
 
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
@@ -103,10 +132,13 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
         "project_keys": list(hit.project_keys),
         "legs": list(hit.legs),
         "note": hit.note,
+        "session_id": session_id_of(hit),
     }
 
 
-def response_json(r: SearchResponse) -> dict[str, Any]:
+def response_json(
+    r: SearchResponse, sources: tuple[str, ...] = ("memory",), extra_warnings: tuple[str, ...] = ()
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "results": [hit_json(h) for h in r.results],
         "near_misses": [hit_json(h) for h in r.near_misses],
@@ -119,7 +151,8 @@ def response_json(r: SearchResponse) -> dict[str, Any]:
         "calibration": r.calibration,
         "keyword_probes": list(r.keyword_probes),
         "threshold_rescue": r.threshold_rescue,
-        "warnings": list(r.warnings),
+        "sources": list(sources),
+        "warnings": [*r.warnings, *extra_warnings],
         "timings_ms": r.timings_ms,
     }
     if r.stale:
@@ -140,7 +173,8 @@ def explain_lines(hit: SearchHit) -> list[str]:
         (
             "vector",
             f"{_f(b.vector)}  (cosine {_f(b.vector_raw)}"
-            + (f", {b.vector_z:+.1f} deviations vs this workspace's background)" if b.vector_z is not None else ")"),
+            + (f", {b.vector_z:+.1f} deviations vs this workspace's background" if b.vector_z is not None else "")
+            + (f"; {b.vector_note})" if b.vector_note else ")"),
         ),
         ("keyword", f"{_f(b.keyword)}  (bm25 {_f(b.keyword_raw, 2)})"),
         ("content", f"{_f(b.content)}  = 0.7·vector + 0.3·keyword" + ("  → (1+c)/2 exact path" if b.path_tier else "")),
@@ -163,22 +197,46 @@ def explain_lines(hit: SearchHit) -> list[str]:
             + (" · SUPERSEDED" if hit.status == "superseded" else ""),
         ),
     ]
+    sid = session_id_of(hit)
+    if sid is not None:
+        rows.append(("session", f"{sid} ({hit.provenance.session_kind}) · events {hit.start_line}-{hit.end_line}"))
     return [f"    {label:<11}{value}" for label, value in rows]
+
+
+def _one_line(text: str, width: int = 72) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def print_hit(hit: SearchHit, explain: bool) -> None:
     flag = " [superseded]" if hit.status == "superseded" else ""
     origin = f" [{hit.provenance.origin_class}]" if hit.provenance.origin_class in ("untrusted", "system") else ""
-    print(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}{flag}{origin}")
+    source = " [session transcript]" if hit.source == "sessions" else ""
+    print(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}{source}{flag}{origin}")
     print(hit.snippet.strip())
     if explain:
         print("\n".join(explain_lines(hit)))
     print()
 
 
+def _sources(engine: MemoryEngine, choice: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The sources to search and warnings about them; refuses sessions-only when they are not indexed."""
+    indexed = tuple(engine.settings.index.sources)
+    if choice is None:
+        return indexed, ()
+    wanted = SOURCES[choice]
+    if "sessions" in wanted and "sessions" not in indexed:
+        hint = 'add "sessions" to [index] sources in config.toml, then run `clawmem index`'
+        if choice == "sessions":
+            raise ClawmemError(f"session transcripts are not indexed: {hint}")
+        return tuple(s for s in wanted if s != "sessions"), (f"session transcripts are not indexed ({hint})",)
+    return wanted, ()
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     engine.require_workspace()
+    sources, source_warnings = _sources(engine, args.source)
     response = engine.search(
         " ".join(args.query),
         max_results=args.max_results,
@@ -188,24 +246,34 @@ def cmd_search(args: argparse.Namespace) -> int:
         legs=args.mode,
         record=not args.no_record,
         include_untrusted=args.untrusted,
+        sources=sources,
     )
     if args.json:
-        common.print_json(response_json(response))
+        common.print_json(response_json(response, sources, source_warnings))
         return 0
-    for warning in response.warnings:
+    for warning in (*response.warnings, *source_warnings):
         common.warn(warning)
+    threshold = engine.settings.search.min_score if args.min_score is None else args.min_score
     if not response.results:
         print("No matches.")
+        if response.near_misses and not (args.explain or args.near_misses):
+            # Say what came closest, so an expected memory is never just "missing".
+            best = response.near_misses[:3]
+            print(f"Closest below the {threshold} threshold (--near-misses --explain shows why):")
+            for hit in best:
+                print(f"  {hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}  {_one_line(hit.snippet)}")
+    elif response.threshold_rescue:
+        print(f"(no hit reached the {threshold} threshold; showing the keyword hits below it instead)")
     for hit in response.results:
         print_hit(hit, args.explain)
     if args.explain or args.near_misses:
         if response.near_misses:
-            threshold = engine.settings.search.min_score if args.min_score is None else args.min_score
             print(f"— near-misses (below {threshold}) —")
             for hit in response.near_misses:
                 print_hit(hit, args.explain)
         if args.explain:
             summary = f"mode {response.mode} · scoring {response.scoring} · {response.model}"
+            summary += f" · sources {', '.join(sources)}"
             if response.calibration:
                 summary += f"\nvector = {response.calibration}"
             if response.keyword_probes:
@@ -221,6 +289,9 @@ def cmd_get(args: argparse.Namespace) -> int:
     if result.missing:
         common.fail(f"{result.path}: no such memory file")
         return 1
+    total = getattr(result, "total_lines", None)
+    past_end = bool(getattr(result, "past_end", False))
+    over_budget = bool(getattr(result, "char_budget_exceeded", False))
     if args.json:
         common.print_json(
             {
@@ -229,10 +300,23 @@ def cmd_get(args: argparse.Namespace) -> int:
                 "lines": result.lines,
                 "text": result.text,
                 "next_from": result.next_from,
+                "total_lines": total,
+                "truncated": bool(getattr(result, "truncated", result.next_from is not None)),
+                "char_budget_exceeded": over_budget,
+                "past_end": past_end,
             }
         )
         return 0
+    if past_end:
+        print(f"… --from {result.from_line} is past the end ({result.path} has {total} lines)", file=sys.stderr)
+        return 0
     sys.stdout.write(result.text + ("\n" if result.text else ""))
+    if over_budget:
+        print(
+            f"… line {result.from_line} is {len(result.text):,} characters, over the {MAX_CHARS:,}-character "
+            "budget: shown whole",
+            file=sys.stderr,
+        )
     if result.next_from:
         print(f"… continue with --from {result.next_from}", file=sys.stderr)
     return 0

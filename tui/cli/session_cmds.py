@@ -2,6 +2,13 @@
 
 Unlike OpenClaw's ``memory forget``, a real forget asks for confirmation on a terminal (it deletes
 what the user's memory holds) and needs ``--yes`` when not run on one; ``--dry-run`` never asks.
+A selector that names no known session (OpenClaw reports it as ``unresolved`` and tombstones it
+anyway) is refused with exit 1 — dry run included, so a typo is caught at the preview — unless
+``--allow-unresolved`` is given to tombstone an id that has not been imported yet.
+
+``session flush`` never lets the caller raise the origin class the program derives from the
+session's turns: ``--origin untrusted`` lowers it; ``--origin agent`` on a session whose current
+turn is tainted is refused (exit 1, nothing written).
 """
 
 from __future__ import annotations
@@ -11,25 +18,9 @@ import sys
 from collections import Counter
 from typing import Any
 
-from engine.forget import ForgetPlan, ForgetResult
+from engine.forget import ForgetPlan, ForgetResult, refuse_unresolved
 from engine.sessions import ImportResult, SessionDetail, SessionSummary, TrustCounts
 from tui.cli import common
-
-
-def _date(text: str) -> str:
-    from datetime import date
-
-    try:
-        date.fromisoformat(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date: {text!r} (use YYYY-MM-DD)") from None
-    return text.strip()
-
-
-def _selector(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("empty session id or key")
-    return text.strip()
 
 
 def _group(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]
@@ -65,11 +56,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = ssub.add_parser("flush", parents=[parent], help="append text to memory/<date>.md with the session's provenance")
     p.add_argument("id", help="the session the text comes from")
     p.add_argument("--text", required=True, help="the lines to append")
-    p.add_argument("--date", type=_date, metavar="YYYY-MM-DD", help="which daily note (default today)")
+    p.add_argument(
+        "--date", type=common.iso_date("--date"), metavar="YYYY-MM-DD", help="which daily note (default today)"
+    )
     p.add_argument(
         "--origin",
-        choices=("agent", "untrusted"),
-        help="default: untrusted if it repeats an untrusted turn, else agent",
+        type=common.one_of("--origin", ("agent", "untrusted")),
+        metavar="{agent,untrusted}",
+        help="lower the class the program derives from the session's turns (untrusted); it can never "
+        "be raised: agent is refused when the session's current turn is tainted",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_flush)
@@ -84,9 +79,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--session",
         action="append",
         required=True,
-        type=_selector,
+        type=common.non_empty("--session", "a session id or key"),
         metavar="ID|KEY",
         help="a session id, or a key (every session with it); repeatable",
+    )
+    p.add_argument(
+        "--allow-unresolved",
+        action="store_true",
+        help="tombstone ids that match no session yet (a transcript that will arrive later) instead of refusing",
     )
     p.add_argument("--dry-run", action="store_true", help="show what would be deleted and kept; change nothing")
     p.add_argument("--purge-transcript", action="store_true", help="also delete the transcripts (kept by default)")
@@ -209,8 +209,11 @@ def cmd_flush(args: argparse.Namespace) -> int:
     if args.json:
         common.print_json(result)
         return 0
-    how = "derived from the session's turns" if result.origin_derived else "as given"
-    print(f"appended {result.path} L{result.line_start}-L{result.line_end} as {result.origin_class} ({how})")
+    how = "derived from the session's turns" if result.origin_derived else "lowered by --origin untrusted"
+    why = f": {result.origin_reason}" if result.origin_reason and result.origin_derived else ""
+    print(f"appended {result.path} L{result.line_start}-L{result.line_end} as {result.origin_class} ({how}{why})")
+    if result.effective_class != result.origin_class:
+        print(f"  indexed as {result.effective_class}: the session is not interactive, so it never becomes a candidate")
     if result.untrusted_regions:
         common.warn(f"{result.path} was changed outside an append since the last flush; that region is now untrusted")
     return 0
@@ -300,6 +303,8 @@ def _details(plan: ForgetPlan) -> dict[str, Any]:
 def cmd_forget(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     plan = engine.forget.plan(args.session, purge_transcripts=args.purge_transcript)
+    if not args.allow_unresolved:
+        refuse_unresolved(plan, "pass --allow-unresolved to tombstone an id that will be imported later")
     if args.dry_run:
         if args.json:
             common.print_json({**plan.report(), "details": _details(plan)})
@@ -316,7 +321,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing changed")
             return 0
-    result: ForgetResult = engine.forget.run(args.session, purge_transcripts=args.purge_transcript, expected=plan)
+    result: ForgetResult = engine.forget.run(
+        args.session, purge_transcripts=args.purge_transcript, expected=plan, allow_unresolved=args.allow_unresolved
+    )
     if args.json:
         out = {
             **result.plan.report(),
