@@ -10,6 +10,8 @@ host that calls ``run_due`` delivers the reminders it returns (to the job's chan
   were missed and folded into this run, counted up to 10,000; outcome ``ran`` or
   ``caught_up`` when something was skipped), ``last_run_at`` = now, the next run is computed
   strictly after now, and a one-shot job becomes ``done``. Missed periods are never replayed.
+- Adding a job needs a channel and a sender, as creating an intent does: the host delivers the
+  reminder there, and a job nobody receives is refused instead of stored.
 - ``cancel`` works on active jobs only (by id or a unique prefix of ≥ 6 characters); the row
   and its history stay.
 
@@ -261,6 +263,11 @@ class JobService:
             errors.append(f"the description is {len(desc)} characters; the limit is {MAX_DESCRIPTION_CHARS}")
         chan = (channel or "").strip() or None
         who = (sender or "").strip() or None
+        if chan is None or who is None:
+            missing = " and ".join(
+                n for n, v in (("a channel (--channel)", chan), ("a sender (--sender)", who)) if v is None
+            )
+            errors.append(f"a job needs {missing}: a reminder with no recipient is never delivered")
         for label, value in (("channel", chan), ("sender", who)):
             if value is not None and len(value) > MAX_SCOPE_CHARS:
                 errors.append(f"the {label} is {len(value)} characters; the limit is {MAX_SCOPE_CHARS}")

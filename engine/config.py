@@ -90,6 +90,7 @@ class DreamingSettings:
     max_prior_entry_loss_fraction: float = 0.25
     memory_file_max_chars: int = 10_000
     preimages_keep: int = 8
+    timezone: str | None = None  # IANA zone for Dreaming's days and `dream --at`; None = the user's zone
 
 
 @dataclass(frozen=True)
@@ -372,6 +373,13 @@ def _validate(s: Settings) -> None:
         raise ConfigError("config embedding.threads must be at least 1")
     if s.dreaming.preimages_keep < 1:
         raise ConfigError("config dreaming.preimages_keep must be at least 1")
+    if s.dreaming.timezone is not None:
+        try:
+            ZoneInfo(s.dreaming.timezone)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ConfigError(
+                f"config dreaming.timezone: unknown time zone {s.dreaming.timezone!r} (use an IANA name)"
+            ) from exc
 
 
 def default_threads() -> int:

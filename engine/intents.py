@@ -74,6 +74,8 @@ MAX_KEYWORDS = 24
 MAX_KEYWORD_CHARS = 120
 MAX_SCOPE_CHARS = 200
 MAX_COOLDOWN_HOURS = 24 * 365 * 10
+MAX_FIRES = 10_000  # a reminder that fires more often than this is a notification feed, not an intent
+LATEST_EXPIRY = "9999-12-30"  # expiries are stored as epoch ms of the day after; 9999-12-31 has none
 CANDIDATE_BATCH = 32
 CANDIDATE_LIMIT = 256
 EXCERPT_CHARS = 200
@@ -384,11 +386,13 @@ def parse_expiry(text: str, tz: tzinfo) -> datetime:
             day = date.fromisoformat(raw)
             return datetime.combine(day + timedelta(days=1), time(0, 0), tz).astimezone(UTC)
         value = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=tz)
+        return value.astimezone(UTC)
     except ValueError:
         raise ClawmemError(f"expiry {raw!r} is not an ISO date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=tz)
-    return value.astimezone(UTC)
+    except OverflowError:
+        raise ClawmemError(f"expiry {raw!r} is out of range; the latest allowed is {LATEST_EXPIRY}") from None
 
 
 def to_intent(row: IntentRow, now_ms: int) -> StandingIntent:
@@ -577,8 +581,9 @@ class IntentService:
                     errors.append(f"the expiry {shown} is not in the future; give a later date")
 
         fires = cfg.max_fires if max_fires is None else max_fires
-        if isinstance(fires, bool) or not isinstance(fires, int) or fires < 1:
-            errors.append(f"max fires must be a whole number of 1 or more, got {fires!r}")
+        if isinstance(fires, bool) or not isinstance(fires, int) or not 1 <= fires <= MAX_FIRES:
+            shown = f"{fires!r}" if not isinstance(fires, int) or abs(fires) < 10**12 else "a number that large"
+            errors.append(f"max fires must be a whole number from 1 to {MAX_FIRES:,}, got {shown}")
 
         hours = cfg.cooldown_hours if cooldown_hours is None else cooldown_hours
         if not isinstance(hours, (int, float)) or not math.isfinite(hours) or not 0 <= hours <= MAX_COOLDOWN_HOURS:

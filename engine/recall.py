@@ -17,13 +17,13 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import apsw
 
 from engine.config import Clock
-from engine.search.tokens import extract_keywords
+from engine.search.tokens import extract_keywords, has_cjk, query_concepts
 from engine.search.types import SearchHit
 from engine.store import recall_rows as rows
 from engine.store.recall_rows import RecallRow
@@ -34,6 +34,9 @@ MAX_SNIPPET = 800
 MAX_QUERY_HASHES = 32
 MAX_RECALL_DAYS = 16
 MAX_CONCEPT_TAGS = 6
+_TAG_SCAN_LIMIT = 256
+_QUERY_TERM_LIMIT = 32
+_TAG_STOP_WORDS = frozenset({"every", "another", "several", "per", "via", "whether", "within", "without", "across"})
 TRUST_ORDER = ("owner", "agent", "system", "untrusted")  # later = less trusted
 CLAIM_KEY_PREFIX = "memory:claim:"
 
@@ -112,8 +115,64 @@ def _skeleton(raw: str) -> bool:
     return placeholder
 
 
-def concept_tags(snippet: str) -> tuple[str, ...]:
-    return tuple(extract_keywords(normalize_claim(snippet), limit=MAX_CONCEPT_TAGS))
+def tag_candidates(text: str) -> list[str]:
+    """Every keyword of the text, in order, minus CJK fragments of a longer one.
+
+    A CJK run yields its content pieces (split at function words) and then their trigrams and
+    bigrams; those n-grams are search aids, not concepts (``周六下`` and ``六下午`` are fragments
+    of ``周六下午``), so only whole pieces are kept. Words of other scripts are whole words
+    already; a few quantifiers the search stop list lets through (``every``) are left out.
+    """
+    claim = normalize_claim(text)
+    pieces = set(query_concepts(claim))
+    return [
+        t
+        for t in extract_keywords(claim, limit=_TAG_SCAN_LIMIT)
+        if (t in pieces if has_cjk(t) else t not in _TAG_STOP_WORDS)
+    ]
+
+
+def concept_tags(snippet: str, term_hits: Mapping[str, int] | None = None) -> tuple[str, ...]:
+    """Up to 6 concept tags: the terms recalling queries hit most often first, then the terms the
+    text repeats, then text order (deterministic). The first three become the ``trigger``
+    annotation of a promoted entry, so they should be what people actually ask about."""
+    candidates = tag_candidates(snippet)
+    text = normalize_claim(snippet)
+    hits = term_hits or {}
+    order = sorted(range(len(candidates)), key=lambda i: (-hits.get(candidates[i], 0), -text.count(candidates[i]), i))
+    return tuple(candidates[i] for i in order[:MAX_CONCEPT_TAGS])
+
+
+def query_terms(query: str) -> list[str]:
+    """The query's terms, lowercased: its content words and CJK pieces (a one-word query such as
+    ``退房`` is its own term), then the n-grams search also probes."""
+    return list(dict.fromkeys([*query_concepts(query), *extract_keywords(query, limit=_QUERY_TERM_LIMIT)]))
+
+
+def term_hit(query_term: str, term: str) -> bool:
+    """A query term names a concept term: equal, or (CJK) one inside the other, or (other scripts)
+    one a prefix of the other of at least 4 letters (``rotation`` / ``rotates`` do not, ``rotat…`` do)."""
+    if query_term == term:
+        return True
+    short, long = sorted((query_term, term), key=len)
+    if has_cjk(short) or has_cjk(long):
+        return len(short) >= 2 and short in long
+    return len(short) >= 4 and long.startswith(short)
+
+
+def matched_lines(terms: Sequence[str], snippet: str, start_line: int, end_line: int) -> list[int]:
+    """File lines of a hit whose text contains one of the query's terms (the snippet is the
+    chunk text from ``start_line`` on)."""
+    usable = [t for t in terms if len(t) >= (2 if has_cjk(t) else 3)]
+    out = []
+    for offset, line in enumerate(snippet.split("\n")):
+        number = start_line + offset
+        if number > end_line:
+            break
+        lowered = unicodedata.normalize("NFKC", line).lower()
+        if line.strip() and any(t in lowered for t in usable):
+            out.append(number)
+    return out
 
 
 def least_trusted(a: str, b: str) -> str:
@@ -148,6 +207,7 @@ def record_search(
 ) -> int:
     """Record recall signals for one search's results; returns how many entries changed."""
     qhash = query_hash(query)
+    qterms = query_terms(query)
     now_ms = int(clock.timestamp() * 1000)
     day = clock.today()
     changed = 0
@@ -161,6 +221,13 @@ def record_search(
                 continue  # the same query on the same day counts once
             score = _clamp(hit.score)
             project = "; ".join(hit.project_keys) or None
+            hits_now: list[str] = []
+            term_hits: dict[str, int] = {}
+            if interactive:
+                hits_now = [t for t in tag_candidates(snippet) if any(term_hit(q, t) for q in qterms)]
+                term_hits = rows.term_query_counts(conn, key, except_query=qhash)
+                for t in hits_now:
+                    term_hits[t] = term_hits.get(t, 0) + 1
             current = rows.get(conn, key) or _new_row(
                 key,
                 hit.path,
@@ -185,7 +252,8 @@ def record_search(
                     if interactive
                     else current.user_query_hashes,
                     recall_days=tuple(sorted(set((*current.recall_days, day))))[-MAX_RECALL_DAYS:],
-                    concept_tags=concept_tags(snippet) or current.concept_tags,
+                    concept_tags=concept_tags(snippet, term_hits or rows.term_query_counts(conn, key))
+                    or current.concept_tags,
                     origin_class=least_trusted(current.origin_class, hit.provenance.origin_class),
                     session_kind=_merge_session_kind(current.session_kind, hit.provenance.session_kind),
                     project_key=_merge_project(current.project_key, project),
@@ -195,6 +263,9 @@ def record_search(
                 ),
             )
             rows.add_event(conn, key, qhash, day, score, interactive, now_ms)
+            if interactive:
+                lines = matched_lines(qterms, hit.snippet, hit.start_line, hit.end_line)
+                rows.record_match(conn, key, qhash, lines, hits_now, now_ms)
             changed += 1
         rows.evict_beyond(conn, MAX_ENTRIES)
     return changed
@@ -271,7 +342,7 @@ def record_daily(
                 max_score=max(current.max_score, score),
                 query_hashes=_merge_distinct(current.query_hashes, qhash, MAX_QUERY_HASHES),
                 recall_days=_merge_distinct(current.recall_days, day_bucket, MAX_RECALL_DAYS),
-                concept_tags=concept_tags(snippet) or current.concept_tags,
+                concept_tags=concept_tags(snippet, rows.term_query_counts(conn, key)) or current.concept_tags,
                 origin_class=least_trusted(current.origin_class, claim.origin_class)
                 if existing
                 else claim.origin_class,

@@ -5,11 +5,19 @@ Only *fully generated* dated sections — ``## Promoted From Short-Term Memory (
 ``### Global`` / ``### Project: …`` and with a lineage marker) — may be dropped, oldest first, and
 only while the dropped entries stay within the prior-entry loss bound. Anything mixed with other
 text is preserved. The caller checks the final fit.
+
+The shape alone does not prove a section is Dreaming's: a user who corrects the text of a
+promoted bullet keeps its marker. So a section also has to be *pristine*: every non-blank line
+of it must be a line Dreaming itself added in an applied rewrite (``written``, see
+:class:`engine.dreaming.consolidate.Written`). A section with one byte the user changed, or one
+clawmem has no record of writing (an OpenClaw-era section), is never dropped; when nothing can
+be dropped the caller leaves MEMORY.md unchanged and the candidates stay eligible.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 DEFAULT_MEMORY_FILE_MAX_CHARS = 10_000
@@ -113,8 +121,16 @@ def parse_blocks(content: str) -> list[_Block]:
     return blocks
 
 
-def compact_for_budget(existing: str, new_section: str, budget: int, max_loss: float = 1.0) -> str:
-    """Drop the oldest generated sections until ``existing + new_section`` fits (within the loss bound)."""
+def pristine(text: str, written: Collection[str]) -> bool:
+    """Every non-blank line of ``text`` is exactly a line Dreaming wrote (no user byte in it)."""
+    return all(line in written for line in text.split("\n") if line.strip())
+
+
+def compact_for_budget(
+    existing: str, new_section: str, budget: int, max_loss: float = 1.0, *, written: Collection[str]
+) -> str:
+    """Drop the oldest pristine generated sections until ``existing + new_section`` fits (within the loss
+    bound); ``written`` is the set of lines Dreaming added in applied rewrites."""
     if budget <= 0:
         return existing
     effective = max(0, budget - WRITE_OVERHEAD_RESERVE)
@@ -122,14 +138,17 @@ def compact_for_budget(existing: str, new_section: str, budget: int, max_loss: f
         return existing
     blocks = parse_blocks(existing)
     generated = sorted(((i, b) for i, b in enumerate(blocks) if b.date), key=lambda ib: ib[1].date or "")
+    total = sum(b.entries for _, b in generated)
+    generated = [(i, b) for i, b in generated if pristine(b.text, written)]
     if not generated:
         return existing
-    total = sum(b.entries for _, b in generated)
     bound = max(0.0, min(1.0, max_loss))
     dropped: set[int] = set()
+    left: dict[int, str] = {}  # dropped section → the blank lines it ended with, kept
     dropped_entries = 0
     size = len(existing)
     sep = 1 if len(blocks) > 1 else 0
+    last = len(blocks) - 1
     for index, block in generated:
         if size + len(new_section) <= effective:
             break
@@ -137,7 +156,23 @@ def compact_for_budget(existing: str, new_section: str, budget: int, max_loss: f
             break
         dropped.add(index)
         dropped_entries += block.entries
-        size = max(0, size - len(block.text) - sep)
+        # Blank lines before the user's next section may be the user's layout: they stay. Before
+        # another generated section (or the end) they are Dreaming's own separator.
+        blank = _trailing_blank(block.text) if index != last and not blocks[index + 1].date else None
+        if blank is not None:
+            left[index] = blank
+        size = max(0, size - len(block.text) - sep + (len(blank) + sep if blank is not None else 0))
     if not dropped:
         return existing
-    return "\n".join(b.text for i, b in enumerate(blocks) if i not in dropped)
+    kept = [b.text if i not in dropped else left[i] for i, b in enumerate(blocks) if i not in dropped or i in left]
+    return "\n".join(kept)
+
+
+def _trailing_blank(text: str) -> str | None:
+    """The blank lines a dropped section ends with (the layout before the next section, possibly
+    the user's), kept as they were; None when there are none."""
+    lines = text.split("\n")
+    n = 0
+    while n < len(lines) and not lines[len(lines) - 1 - n].strip():
+        n += 1
+    return "\n".join(lines[len(lines) - n :]) if n else None

@@ -8,22 +8,26 @@ Decision, per candidate, deterministic:
 - otherwise ``added``.
 
 A user-written entry is never merged away: a candidate whose fact the user already wrote is
-skipped ("already in MEMORY.md"). Each candidate's line is exactly
-``- <snippet> Source: <path>#L<a>-L<b> <annotations>``. The plan is checked with OpenClaw's
-validation (budget, ≤ 25 % prior-entry loss, prior-entry evidence, project groups, merge
-equality, lineage, exact entry multiset); any failure falls back to the append-only section
-``## Promoted From Short-Term Memory (YYYY-MM-DD)``, compacted to the budget within the loss
-bound, or to no change at all when even that does not fit.
+skipped ("already in MEMORY.md"). "Dreaming-written" is proved, not guessed from the markers: an
+entry may only be merged or superseded (and a section only dropped for the budget) when its line
+is byte for byte one that an applied rewrite added (:class:`Written`). A promoted bullet the user
+corrected is theirs: it is kept, and a candidate that would supersede it is appended instead.
+Each candidate's line is exactly ``- <snippet> Source: <path>#L<a>-L<b> <annotations>``. The
+plan is checked with OpenClaw's validation (budget, ≤ 25 % prior-entry loss, prior-entry
+evidence, project groups, merge equality, lineage, exact entry multiset); any failure falls
+back to the append-only section ``## Promoted From Short-Term Memory (YYYY-MM-DD)``, compacted
+to the budget within the loss bound, or to no change at all when even that does not fit.
 
-Writes only ever add to the user's text or remove whole Dreaming-written entries: the rewrite
-keeps every other byte of the file, trailing blank lines included.
+Writes only ever add to the user's text or remove whole, unchanged Dreaming-written entries (and a
+Dreaming heading those removals left empty): the rewrite keeps every other byte of the file,
+trailing blank lines included.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from engine.dreaming.budget import compact_for_budget
@@ -37,6 +41,7 @@ HIGHLIGHT_LIMIT = 8
 HIGHLIGHT_CHARS = 180
 _PROMOTION_LINE = re.compile(r"^<!--\s*openclaw-memory-promotion:[^\n]+-->$")
 _LINEAGE_LINE = re.compile(r"^<!--\s*openclaw-memory-lineage:([^\n]+)-->$")
+_LEADING_MARKERS = re.compile(r"^(?:[-*+]\s+)+")  # one or doubled bullets ("- - text", seen in the wild)
 _PROMOTION_KEYS = re.compile(r"<!--\s*openclaw-memory-promotion:([^\n]+?)\s*-->", re.IGNORECASE)
 
 
@@ -69,6 +74,33 @@ class PlannedOp:
     result_entry: str
     prior_entries: tuple[str, ...]
     lineage_key: str | None
+    conflict: str | None = None  # why this candidate cannot be consolidated in place (→ append-only)
+
+
+@dataclass(frozen=True)
+class Written:
+    """The exact lines Dreaming added to MEMORY.md in the rewrites that are still applied.
+
+    Built from each applied proposal's before/after text (lines of *after* not in *before*). Only
+    these lines may ever be removed by Dreaming: a line the user wrote, or a Dreaming line the
+    user has since changed by one byte, is not in the set, so it is never merged, superseded or
+    dropped for the budget.
+    """
+
+    lines: frozenset[str] = frozenset()
+
+    @classmethod
+    def from_rewrites(cls, rewrites: Iterable[tuple[str, str]]) -> Written:
+        """``rewrites``: (before_text, after_text) of every applied proposal (LF text)."""
+        out: set[str] = set()
+        for before, after in rewrites:
+            added = Counter(after.split("\n"))
+            added.subtract(Counter(before.split("\n")))
+            out.update(line for line, n in added.items() if n > 0 and line.strip())
+        return cls(frozenset(out))
+
+    def __contains__(self, line: object) -> bool:
+        return line in self.lines
 
 
 @dataclass(frozen=True)
@@ -123,9 +155,14 @@ def _js_round(value: float) -> int:
     return math.floor(value + 0.5)
 
 
+def promoted_text(snippet: str, max_tokens: int) -> str:
+    """The snippet as a consolidated entry carries it: bullets stripped, one line, ≤ 160 tokens."""
+    return _cut(re.sub(r"\s+", " ", _LEADING_MARKERS.sub("", snippet)).strip(), max_tokens * CHARS_PER_TOKEN).rstrip()
+
+
 def result_entry(c: Candidate, max_tokens: int) -> str:
-    snippet = _cut(re.sub(r"\s+", " ", re.sub(r"^[-*+]\s+", "", c.snippet)).strip(), max_tokens * CHARS_PER_TOKEN)
-    return f"- {snippet.rstrip()} Source: {c.source_ref} {recall_annotations(c.concept_tags, c.score, c.project_key)}"
+    snippet = promoted_text(c.snippet, max_tokens)
+    return f"- {snippet} Source: {c.source_ref} {recall_annotations(c.concept_tags, c.score, c.project_key)}"
 
 
 def promotion_marker(key: str) -> str:
@@ -148,7 +185,7 @@ def extract_entries(content: str) -> list[str]:
 
 
 def normalize_fact(value: str) -> str:
-    out = re.sub(r"^[-*+]\s+", "", value)
+    out = _LEADING_MARKERS.sub("", value)
     out = re.sub(r"\s+<!--\s*trigger:[^\r\n]*?-->", "", out, flags=re.IGNORECASE)
     out = re.sub(r"\s+<!--\s*importance:\s*\d+\s*-->", "", out, flags=re.IGNORECASE)
     out = re.sub(r"\s+<!--\s*project:\s*[^\r\n]*?-->", "", out, flags=re.IGNORECASE)
@@ -190,27 +227,55 @@ def matches_project_group(entry: str, project_key: str | None) -> bool:
 # ------------------------------------------------------------------------------------------ decide
 
 
-def decide(existing: str, candidates: Sequence[Candidate], max_tokens: int) -> tuple[list[PlannedOp], list[Skip]]:
+def lineage_indexes(lines: Sequence[str], key: str) -> list[int]:
+    """Indexes of the entry lines that carry ``<!-- openclaw-memory-lineage:KEY -->``."""
+    return [i for i, ln in enumerate(lines) if _is_entry_line(ln.strip()) and attached_lineage_key(lines, i) == key]
+
+
+def entry_pristine(lines: Sequence[str], index: int, written: Written) -> bool:
+    """The entry at ``index`` is Dreaming's and unchanged: marker above it and its exact line written."""
+    return is_dreaming_written(lines, index) and lines[index] in written
+
+
+def decide(
+    existing: str, candidates: Sequence[Candidate], max_tokens: int, written: Written
+) -> tuple[list[PlannedOp], list[Skip]]:
     lines = existing.replace("\r\n", "\n").split("\n")
     counts = Counter(extract_entries(existing))
-    written = promotion_keys(existing)
+    promoted = promotion_keys(existing)
     ops: list[PlannedOp] = []
     skips: list[Skip] = []
     claimed: set[str] = set()
+    planned: set[str] = set()
     for c in candidates:
-        if c.key in written:
+        if c.key in promoted:
             skips.append(Skip(c.key, "already promoted", "its promotion marker is already in MEMORY.md"))
             continue
         entry = result_entry(c, max_tokens)
         project = clean_project_key(c.project_key)
-        lineage = lineage_entries(existing, c.supersedes_key) if c.supersedes_key else []
+        lineage = lineage_indexes(lines, c.supersedes_key) if c.supersedes_key else []
         if c.supersedes_key and lineage:
-            ops.append(PlannedOp("superseded", c, entry, tuple(lineage), c.supersedes_key))
-            claimed.update(lineage)
+            edited = [i for i in lineage if not entry_pristine(lines, i, written)]
+            if edited:
+                conflict = (
+                    f"the entry this fact supersedes (MEMORY.md line {edited[0] + 1}) is not exactly as "
+                    "clawmem wrote it (changed by hand, or from before clawmem); it is kept and the new fact "
+                    "is appended"
+                )
+                ops.append(PlannedOp("added", c, entry, (), c.supersedes_key, conflict))
+                continue
+            prior = tuple(lines[i].strip() for i in lineage)
+            ops.append(PlannedOp("superseded", c, entry, prior, c.supersedes_key))
+            claimed.update(prior)
             continue
         fact = normalize_fact(c.snippet)
+        if fact in planned:  # two recall entries of one fact (a chunk and its claim): write it once
+            skips.append(Skip(c.key, "duplicate", "another candidate of this run writes the same fact"))
+            continue
+        planned.add(fact)
         merged_at: int | None = None
         user_copy: int | None = None
+        edited_copy: int | None = None
         for i, ln in enumerate(lines):
             t = ln.strip()
             if not _is_entry_line(t) or normalize_fact(t) != fact or t in claimed:
@@ -218,18 +283,31 @@ def decide(existing: str, candidates: Sequence[Candidate], max_tokens: int) -> t
             if not is_dreaming_written(lines, i):
                 user_copy = user_copy or i + 1
                 continue
+            if not entry_pristine(lines, i, written):
+                edited_copy = edited_copy or i + 1
+                continue
             if counts[t] == 1 and not has_continuation(existing, t) and matches_project_group(t, project):
                 merged_at = i
                 break
         if merged_at is not None:
-            prior = lines[merged_at].strip()
+            prior_line = lines[merged_at].strip()
             lineage_key = attached_lineage_key(lines, merged_at) or c.supersedes_key
-            ops.append(PlannedOp("merged", c, entry, (prior,), lineage_key))
-            claimed.add(prior)
+            ops.append(PlannedOp("merged", c, entry, (prior_line,), lineage_key))
+            claimed.add(prior_line)
             continue
         if user_copy is not None:
             skips.append(
                 Skip(c.key, "already in MEMORY.md", f"you already wrote this fact in MEMORY.md (line {user_copy})")
+            )
+            continue
+        if edited_copy is not None:
+            skips.append(
+                Skip(
+                    c.key,
+                    "already in MEMORY.md",
+                    f"MEMORY.md already has this fact (line {edited_copy}: a promoted entry you edited, or one "
+                    "from before clawmem; kept as is)",
+                )
             )
             continue
         ops.append(PlannedOp("added", c, entry, (), c.supersedes_key))
@@ -248,14 +326,17 @@ def validate(
     max_loss: float,
     budget: int,
     max_tokens: int,
+    written: Written,
 ) -> str | None:
-    """OpenClaw's ``validateConsolidatedMemory``: None when valid, else why not."""
+    """OpenClaw's ``validateConsolidatedMemory`` (plus: only unchanged Dreaming lines are removed):
+    None when valid, else why not."""
     if not output or "\0" in output:
         return "output is empty or structurally invalid"
     if len(output) > budget:
         return f"output exceeds the MEMORY.md budget ({len(output)} > {budget})"
     prior = extract_entries(previous)
     nxt = extract_entries(output)
+    previous_lines = previous.replace("\r\n", "\n").split("\n")
     remaining = Counter(nxt)
     retained = 0
     for entry in prior:
@@ -290,6 +371,8 @@ def validate(
             or (op.action == "added" and op.result_entry in prior_set)
         ):
             return f"output has invalid prior-entry evidence for candidate {c.key}"
+        if any(not any(ln.strip() == e and ln in written for ln in previous_lines) for e in op.prior_entries):
+            return f"output removes an entry that Dreaming did not write as it stands for candidate {c.key}"
         if any(not matches_project_group(e, project_key) for e in op.prior_entries):
             return f"output crosses project groups for candidate {c.key}"
         if op.action == "merged" and any(normalize_fact(e) != normalize_fact(c.snippet) for e in op.prior_entries):
@@ -314,30 +397,85 @@ def validate(
 # ------------------------------------------------------------------------------------------- apply
 
 
-def apply_plan(existing: str, ops: Sequence[PlannedOp], *, day: str, budget: int, max_loss: float) -> str | None:
-    """OpenClaw's ``applyMemoryConsolidationPlan``: remove prior entries, append the dated section."""
+_GENERATED_SECTION = re.compile(r"^## (?:Promoted From Short-Term Memory|Consolidated Memory) \([^)]+\)\s*$")
+_GENERATED_SUBSECTION = re.compile(r"^### (?:Global|Project: .+?)\s*$")
+_ATX_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+
+
+def _drop_emptied_headings(lines: list[str | None], removed_at: Sequence[int], written: Written) -> list[str]:
+    """Remove the generated headings whose section became empty because entries were removed at
+    ``removed_at`` (``None`` marks a removed line). A heading is removed only when Dreaming wrote
+    it, its section lost an entry in this plan, and nothing but blank lines is left under it —
+    so a heading the user wrote content under (or an already empty one) always stays."""
+
+    def heading_above(pos: int, pattern: re.Pattern[str]) -> int | None:
+        for i in range(min(pos, len(lines) - 1), -1, -1):
+            ln = lines[i]
+            if ln is None:
+                continue
+            if _ATX_HEADING.match(ln):
+                return i if pattern.match(ln) and ln in written else None
+        return None
+
+    def body_blank(head: int, level: int) -> list[int] | None:
+        body: list[int] = []
+        for i in range(head + 1, len(lines)):
+            ln = lines[i]
+            if ln is None:
+                continue
+            if _ATX_HEADING.match(ln) and len(ln) - len(ln.lstrip("#")) <= level:
+                break
+            if ln.strip():
+                return None
+            body.append(i)
+        return body
+
+    for pattern, level in ((_GENERATED_SUBSECTION, 3), (_GENERATED_SECTION, 2)):
+        for pos in sorted(set(removed_at), reverse=True):
+            head = heading_above(pos, pattern)
+            if head is None:
+                continue
+            body = body_blank(head, level)
+            if body is None:
+                continue
+            lines[head] = None
+            if body and body[0] == head + 1:  # the blank line Dreaming wrote with the heading; other
+                lines[body[0]] = None  # blank lines may be the user's layout and stay
+    return [ln for ln in lines if ln is not None]
+
+
+def apply_plan(
+    existing: str, ops: Sequence[PlannedOp], *, day: str, budget: int, max_loss: float, written: Written
+) -> str | None:
+    """OpenClaw's ``applyMemoryConsolidationPlan``: remove prior entries, append the dated section.
+
+    A generated heading left with nothing under it by the removals goes too (never a user's)."""
     current = extract_entries(existing)
     removed = sum(len(op.prior_entries) for op in ops)
     if current and removed / len(current) > max_loss:
         return None
-    lines = existing.replace("\r\n", "\n").split("\n")
+    lines: list[str | None] = list(existing.replace("\r\n", "\n").split("\n"))
+    removed_at: list[int] = []
+
+    def live() -> str:
+        return "\n".join(ln for ln in lines if ln is not None)
+
     lineage_by_key: dict[str, str | None] = {}
     for op in ops:
-        if any(promotion_marker(op.candidate.key) in ln for ln in lines):
+        if any(ln is not None and promotion_marker(op.candidate.key) in ln for ln in lines):
             return None
-        entries_now = extract_entries("\n".join(lines))
+        entries_now = extract_entries(live())
         if entries_now.count(op.result_entry) > sum(1 for e in op.prior_entries if e == op.result_entry):
             return None
         lineage = op.lineage_key
-        if op.action == "superseded" and Counter(op.prior_entries) != Counter(
-            lineage_entries("\n".join(lines), lineage or "")
-        ):
+        if op.action == "superseded" and Counter(op.prior_entries) != Counter(lineage_entries(live(), lineage or "")):
             return None
         for prior in op.prior_entries:
-            index = next((i for i, ln in enumerate(lines) if ln.strip() == prior), -1)
+            index = next((i for i, ln in enumerate(lines) if ln is not None and ln.strip() == prior), -1)
             if index < 0:
                 return None
-            attached = attached_lineage_key(lines, index)
+            view = [ln if ln is not None else "" for ln in lines]
+            attached = attached_lineage_key(view, index)
             if op.action == "superseded" and attached != lineage:
                 return None
             if op.action == "merged" and attached:
@@ -345,11 +483,13 @@ def apply_plan(existing: str, ops: Sequence[PlannedOp], *, day: str, budget: int
                     return None
                 lineage = attached
             start = index - 2 if attached else index
-            if start == index and index >= 1 and _PROMOTION_LINE.match(lines[index - 1].strip()):
+            if start == index and index >= 1 and _PROMOTION_LINE.match(view[index - 1].strip()):
                 start -= 1
-            if not attached and start >= 1 and _LINEAGE_LINE.match(lines[start - 1].strip()):
+            if not attached and start >= 1 and _LINEAGE_LINE.match(view[start - 1].strip()):
                 start -= 1
-            del lines[start : index + 1]
+            for i in range(start, index + 1):
+                lines[i] = None
+            removed_at.append(start)
         lineage_by_key[op.candidate.key] = lineage
     additions = [f"## Consolidated Memory ({day})", ""]
     appended: set[str] = set()
@@ -361,7 +501,8 @@ def apply_plan(existing: str, ops: Sequence[PlannedOp], *, day: str, budget: int
         if op.result_entry not in appended:
             additions.append(op.result_entry)
             appended.add(op.result_entry)
-    content = _append_block("\n".join(lines), "\n".join(additions))
+    kept = _drop_emptied_headings(lines, removed_at, written) if removed_at else [ln for ln in lines if ln is not None]
+    content = _append_block("\n".join(kept), "\n".join(additions))
     return None if len(content) > max(1, budget) else content
 
 
@@ -376,12 +517,21 @@ def _append_block(base: str, block: str) -> str:
     return f"{base}{sep}{block}\n"
 
 
+def _highlight(sign: str, entry: str) -> str:
+    text = f"{sign} {entry}"
+    return text if len(text) <= HIGHLIGHT_CHARS else text[: HIGHLIGHT_CHARS - 1].rstrip() + "…"
+
+
 def highlights(previous: str, nxt: str) -> tuple[str, ...]:
-    before = list(dict.fromkeys(t for t in (ln.strip() for ln in previous.splitlines()) if t))
-    after = list(dict.fromkeys(t for t in (ln.strip() for ln in nxt.splitlines()) if t))
+    """Up to 8 ``+``/``-`` lines (≤ 180 chars): the entries added, then the entries removed.
+
+    Only entries count — headings, promotion and lineage markers are scaffolding a reader of
+    the history does not need."""
+    before = list(dict.fromkeys(extract_entries(previous)))
+    after = list(dict.fromkeys(extract_entries(nxt)))
     before_set, after_set = set(before), set(after)
-    out = [f"+ {ln[:HIGHLIGHT_CHARS]}" for ln in after if ln not in before_set]
-    out += [f"- {ln[:HIGHLIGHT_CHARS]}" for ln in before if ln not in after_set]
+    out = [_highlight("+", ln) for ln in after if ln not in before_set]
+    out += [_highlight("-", ln) for ln in before if ln not in after_set]
     return tuple(out[:HIGHLIGHT_LIMIT])
 
 
@@ -389,7 +539,7 @@ def highlights(previous: str, nxt: str) -> tuple[str, ...]:
 
 
 def _truncate_for_memory(snippet: str, max_tokens: int) -> str:
-    text = re.sub(r"^[-*+] +", "", normalize_snippet(snippet or "(no snippet captured)")).strip()
+    text = _LEADING_MARKERS.sub("", normalize_snippet(snippet or "(no snippet captured)")).strip()
     text = text or "(no snippet captured)"
     limit = max_tokens * CHARS_PER_TOKEN
     if limit == 0 or len(text) <= limit:
@@ -433,10 +583,19 @@ def promotion_section(candidates: Sequence[Candidate], day: str, max_tokens: int
 
 
 def append_fallback(
-    existing: str, candidates: Sequence[Candidate], *, day: str, budget: int, max_loss: float, max_tokens: int
+    existing: str,
+    candidates: Sequence[Candidate],
+    *,
+    day: str,
+    budget: int,
+    max_loss: float,
+    max_tokens: int,
+    written: Written,
 ) -> str | None:
+    """The append-only section, after dropping pristine generated sections for the budget; None
+    when it still does not fit (MEMORY.md then stays unchanged)."""
     section = promotion_section(candidates, day, max_tokens)
-    base = compact_for_budget(existing, section, budget, max_loss)
+    base = compact_for_budget(existing, section, budget, max_loss, written=written.lines)
     header = "" if base.strip() else "# Long-Term Memory\n\n"
     body = base if not base or base.endswith("\n") else base + "\n"
     content = f"{header}{body}{section}"
@@ -454,16 +613,21 @@ def plan(
     budget: int,
     max_loss: float,
     max_tokens: int,
+    written: Written,
 ) -> Plan:
-    ops, skips = decide(existing, candidates, max_tokens)
+    """Decide, validate and write the MEMORY.md change; ``written`` holds the lines Dreaming added
+    in applied rewrites (the only lines it may remove)."""
+    ops, skips = decide(existing, candidates, max_tokens, written)
     if not ops:
         return Plan(None, None, (), tuple(skips), 0, 0, 0, (), None, None)
-    reason = None
+    reason = next((op.conflict for op in ops if op.conflict), None)
     groups: dict[str, list[PlannedOp]] = {}
     for op in ops:
         groups.setdefault(clean_project_key(op.candidate.project_key) or "", []).append(op)
     for project, group_ops in sorted(groups.items()):
-        group_content = apply_plan(existing, group_ops, day=day, budget=budget, max_loss=max_loss)
+        if reason:
+            break
+        group_content = apply_plan(existing, group_ops, day=day, budget=budget, max_loss=max_loss, written=written)
         if group_content is None:
             reason = "the consolidated MEMORY.md would exceed the budget or the prior-entry loss bound"
             break
@@ -475,10 +639,11 @@ def plan(
             max_loss=max_loss,
             budget=budget,
             max_tokens=max_tokens,
+            written=written,
         )
         if reason:
             break
-    content = None if reason else apply_plan(existing, ops, day=day, budget=budget, max_loss=max_loss)
+    content = None if reason else apply_plan(existing, ops, day=day, budget=budget, max_loss=max_loss, written=written)
     if content is None and reason is None:
         reason = "the combined consolidation plan is invalid"
     if content is not None:
@@ -496,7 +661,13 @@ def plan(
         )
     added_ops = tuple(PlannedOp("added", op.candidate, op.result_entry, (), op.lineage_key) for op in ops)
     fallback = append_fallback(
-        existing, [op.candidate for op in ops], day=day, budget=budget, max_loss=max_loss, max_tokens=max_tokens
+        existing,
+        [op.candidate for op in ops],
+        day=day,
+        budget=budget,
+        max_loss=max_loss,
+        max_tokens=max_tokens,
+        written=written,
     )
     if fallback is None:
         budget_skips = tuple(

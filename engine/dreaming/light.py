@@ -1,19 +1,23 @@
 """Light sleep (spec §5): stage recent short-term entries as candidates; never touches MEMORY.md.
 
 As OpenClaw's ``runLightDreaming``: entries recalled within the lookback (2 days) whose source
-file still exists, that Light has not staged since their last recall, and whose origin is not
-blocked; newest first; near-duplicates within one file merged when their Jaccard similarity is
-at least ``dedupe`` (0.9); entries a recent diary entry already covers moved to the end; at most
-``limit`` (100) staged. Each staged entry gets a light phase hit (the Deep phase boost).
+file still exists, that Light has not staged since their last recall, and that Deep's trust
+exclusions let through (origin — the entry's or, for a quarantined daily note, its file's — not
+untrusted or system; session-derived only from interactive sessions); newest first;
+near-duplicates within one file merged when their Jaccard similarity is at least ``dedupe``
+(0.9); entries a recent diary entry already covers moved to the end; at most ``limit`` (100)
+staged. Each staged entry gets a light phase hit (the Deep phase boost). A
+``- Candidate:`` line shows what promotion would write (see :mod:`engine.dreaming.focus`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.dreaming.eligibility import origin_blocked
+from engine.dreaming.eligibility import phase_excluded
 from engine.dreaming.models import LightReport, StagedEntry
 from engine.dreaming.similarity import text_similarity
 from engine.dreaming.times import DAY_MS
@@ -110,7 +114,11 @@ def run_light(
     limit: int,
     dedupe_similarity: float,
     diary_entries: Sequence[str],
+    file_origins: Mapping[str, str] | None = None,
+    display: Callable[[RecallRow], str] | None = None,
 ) -> LightReport:
+    """Stage recent entries; ``file_origins`` (path → file-level origin) quarantines whole files;
+    ``display`` gives the text a ``- Candidate:`` line shows (default: the snippet, cleaned)."""
     cutoff = lookback_cutoff(now_ms, lookback_days)
     recent = [
         r
@@ -122,7 +130,7 @@ def run_light(
             or (r.last_recalled_at is not None and r.last_recalled_at > r.last_light_at)
         )
         and source_exists(workspace, r.path)
-        and not origin_blocked(r.origin_class)
+        and not phase_excluded(r.path, r.origin_class, r.session_kind, (file_origins or {}).get(r.path))
     ]
     recent.sort(key=lambda r: (-(r.last_recalled_at or 0), -r.recall_count))
     merged = dedupe(recent, dedupe_similarity)
@@ -145,16 +153,24 @@ def run_light(
         )
         for m in capped
     )
-    return LightReport(considered=len(recent), staged=staged, body_lines=tuple(light_body(staged)))
+    shown = {m.row.entry_key: (display or (lambda r: display_snippet(r.snippet)))(m.row) for m in capped}
+    return LightReport(considered=len(recent), staged=staged, body_lines=tuple(light_body(staged, shown)))
 
 
-def light_body(staged: Sequence[StagedEntry]) -> list[str]:
+def display_snippet(snippet: str) -> str:
+    """A recall snippet as a report line shows it: comments and leading bullets removed (no ``- - x``)."""
+    text = re.sub(r"<!--[\s\S]*?-->", " ", snippet)
+    return " ".join(re.sub(r"^(?:[-*+]\s+)+", "", text.strip()).split())
+
+
+def light_body(staged: Sequence[StagedEntry], shown: Mapping[str, str] | None = None) -> list[str]:
     if not staged:
         return ["- No notable updates."]
     lines: list[str] = []
     for s in staged:
+        text = (shown or {}).get(s.key) or display_snippet(s.snippet)
         lines += [
-            f"- Candidate: {s.snippet or '(no snippet captured)'}",
+            f"- Candidate: {text or '(no snippet captured)'}",
             f"  - confidence: {s.confidence:.2f}",
             f"  - evidence: {s.path}:{s.start_line}-{s.end_line}",
             f"  - recalls: {s.recall_count}",

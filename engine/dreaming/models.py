@@ -69,6 +69,11 @@ class CandidateExplanation:
     rank: int | None  # 1-based position among gate-passing candidates
     promoted_at: str | None
     last_recalled_at: str | None
+    # What promotion would write (set by `dream explain` / the candidate list, which read the file):
+    promoted_text: str | None = None
+    promoted_source: str | None = None  # path#La-Lb of promoted_text
+    focus_detail: str | None = None  # why those lines (engine.dreaming.focus)
+    line_matches: tuple[tuple[int, int], ...] = ()  # (file line, distinct recalling queries that matched it)
 
     @property
     def promotable(self) -> bool:
@@ -146,6 +151,11 @@ class Operation:
     lineage_key: str | None
     project_key: str | None
     concept_tags: tuple[str, ...]
+    # The recall entry's whole chunk as rehydrated (start_line..end_line above may be the part of it
+    # the recalls matched); approval re-checks the live file against it. None in older proposals.
+    chunk_start_line: int | None = None
+    chunk_end_line: int | None = None
+    chunk_snippet: str | None = None
 
     @property
     def source(self) -> str:
@@ -158,7 +168,7 @@ class NotPromoted:
 
     key: str
     category: str  # origin | consolidation origin/session | contamination | already promoted | rejected |
-    # selection limit | source rehydration | source changed | already in MEMORY.md | memory budget
+    # selection limit | source rehydration | source changed | already in MEMORY.md | duplicate | memory budget
     reason: str
 
 

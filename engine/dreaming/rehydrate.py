@@ -34,6 +34,7 @@ class Rehydrated:
     supersedes_key: str | None  # from a <!-- supersedes: KEY --> on the source lines
     project_key: str | None
     file_sha256: str
+    span: tuple[str, ...] = ()  # the raw lines start_line..end_line, for :mod:`engine.dreaming.focus`
 
 
 @dataclass(frozen=True)
@@ -194,4 +195,5 @@ def rehydrate(workspace: Path, path: str, start: int, end: int, snippet: str) ->
         supersedes_key=find_supersedes(span),
         project_key="; ".join(projects.keys) if projects.valid and projects.keys else None,
         file_sha256=sha256_bytes(before),
+        span=tuple(lines[a - 1 : b]),
     )

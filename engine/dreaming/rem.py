@@ -1,7 +1,9 @@
 """REM sleep (spec §5): themes across recent memories; never touches MEMORY.md.
 
-As OpenClaw's ``previewRemDreaming``: the memories of the lookback (7 days) — those Light staged
-and REM has not yet considered, when there are any — are grouped by concept tag. A tag's
+As OpenClaw's ``previewRemDreaming``, after Deep's trust exclusions (see
+:func:`engine.dreaming.eligibility.phase_excluded`): the memories of the lookback (7 days) —
+those Light staged and REM has not yet considered, when there are any — are grouped by concept
+tag. A tag's
 *pattern strength* is ``min(1, 2 × memories carrying it / memories considered)``; themes at or
 above ``min_pattern_strength`` (0.75) are reflected, strongest first, at most ``limit`` (10).
 "Possible lasting truths" are the most confident unpromoted memories (dedupe 0.88, confidence
@@ -13,11 +15,11 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from engine.dreaming.eligibility import origin_blocked
-from engine.dreaming.light import Merged, dedupe, lookback_cutoff, source_exists, within_lookback
+from engine.dreaming.eligibility import phase_excluded
+from engine.dreaming.light import Merged, dedupe, display_snippet, lookback_cutoff, source_exists, within_lookback
 from engine.dreaming.models import RemReport, Theme, Truth
 from engine.store.recall_rows import RecallRow
 
@@ -65,14 +67,15 @@ def themes(rows: Sequence[RecallRow], limit: int, min_strength: float) -> list[T
     return ranked[: max(0, limit)]
 
 
-def truths(rows: Sequence[RecallRow], limit: int) -> list[Truth]:
+def truths(rows: Sequence[RecallRow], limit: int, display: Callable[[RecallRow], str] | None = None) -> list[Truth]:
     if limit <= 0:
         return []
     merged = dedupe([r for r in rows if r.promoted_at is None], TRUTH_DEDUPE)
+    show = display or (lambda r: display_snippet(r.snippet))
     out = [
         Truth(
             m.row.entry_key,
-            m.row.snippet or "(no snippet captured)",
+            show(m.row) or "(no snippet captured)",
             truth_confidence(m),
             f"{m.row.path}:{m.row.start_line}-{m.row.end_line}",
         )
@@ -84,19 +87,32 @@ def truths(rows: Sequence[RecallRow], limit: int) -> list[Truth]:
 
 
 def run_rem(
-    rows: Sequence[RecallRow], *, workspace: Path, now_ms: int, lookback_days: float, limit: int, min_strength: float
+    rows: Sequence[RecallRow],
+    *,
+    workspace: Path,
+    now_ms: int,
+    lookback_days: float,
+    limit: int,
+    min_strength: float,
+    file_origins: Mapping[str, str] | None = None,
+    display: Callable[[RecallRow], str] | None = None,
 ) -> tuple[RemReport, list[str]]:
-    """The REM report and the keys REM considered from Light's staging (for the 'considered' mark)."""
+    """The REM report and the keys REM considered from Light's staging (for the 'considered' mark).
+
+    The same trust exclusions as Deep apply first (``file_origins``: path → file-level origin)."""
     cutoff = lookback_cutoff(now_ms, lookback_days)
+    origins = file_origins or {}
     recent = [
         r
         for r in rows
-        if within_lookback(r, cutoff) and source_exists(workspace, r.path) and not origin_blocked(r.origin_class)
+        if within_lookback(r, cutoff)
+        and source_exists(workspace, r.path)
+        and not phase_excluded(r.path, r.origin_class, r.session_kind, origins.get(r.path))
     ]
     staged = [r for r in recent if light_staged_pending(r)]
     considered = staged or recent
     found = themes(considered, limit, min_strength)
-    lasting = truths(considered, max(1, min(3, limit)))
+    lasting = truths(considered, max(1, min(3, limit)), display)
     return (
         RemReport(
             considered=len(considered),

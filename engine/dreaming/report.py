@@ -8,10 +8,11 @@ Formats follow OpenClaw's writers:
 - ``## Light Sleep`` / ``## REM Sleep`` / ``## Deep Sleep`` managed blocks between
   ``<!-- openclaw:dreaming:<phase>:start -->`` and ``…:end -->``, replaced on every run (in
   clawmem they live in DREAMS.md, never in the user's daily notes);
-- ``## Memory Consolidation History`` with one ``### <ISO>`` block per applied rewrite
-  (``- Added: N`` / ``- Merged: N`` / ``- Superseded: N`` / ``- Highlights:`` with up to 8
-  backquoted ``+``/``-`` lines) or per skipped rewrite (``- Rewrite skipped: ….`` /
-  ``- Fallback: append-only promotion.``).
+- ``## Memory Consolidation History`` with one ``### <ISO>`` block per Deep run, applied or not,
+  and per approval or revert: ``- Added: N`` / ``- Merged: N`` / ``- Superseded: N`` (what changed
+  MEMORY.md at that moment), then ``- Rewrite skipped: ….`` / ``- Fallback: ….`` when the
+  consolidated rewrite was not used, ``- Proposed: ….`` when a proposal waits for review, and
+  ``- Highlights:`` with up to 8 backquoted ``+``/``-`` entry lines.
 
 The diary entry is a short factual summary of the run, written from its numbers — clawmem runs no
 model, so it never invents anything. Every write is hash-checked; text outside the managed blocks
@@ -98,18 +99,27 @@ def _with_history_heading(existing: str) -> str:
 
 
 def append_history(
-    existing: str, timestamp: str, added: int, merged: int, superseded: int, highlights: Sequence[str]
+    existing: str,
+    timestamp: str,
+    added: int,
+    merged: int,
+    superseded: int,
+    highlights: Sequence[str],
+    notes: Sequence[str] = (),
 ) -> str:
+    """One ``### <ISO>`` block: the counts of what changed MEMORY.md, ``notes`` (``- Rewrite
+    skipped: ….`` / ``- Fallback: ….`` / ``- Proposed: ….`` lines), then up to 8 highlights."""
     lines = [f"### {timestamp}", "", f"- Added: {added}", f"- Merged: {merged}", f"- Superseded: {superseded}"]
+    lines += [n if n.startswith("- ") else f"- {n}" for n in notes]
     if highlights:
         lines.append("- Highlights:")
         lines += [f"  - `{h.replace('`', chr(39))}`" for h in highlights]
     return _join_at_end(_with_history_heading(existing), "\n".join(lines) + "\n")
 
 
-def append_skipped(existing: str, timestamp: str, reason: str, fallback: str = "append-only promotion") -> str:
-    text = f"### {timestamp}\n\n- Rewrite skipped: {reason.rstrip('.')}.\n- Fallback: {fallback}.\n"
-    return _join_at_end(_with_history_heading(existing), text)
+def skipped_notes(reason: str, fallback: str = "append-only promotion") -> tuple[str, str]:
+    """The spec's pair for a skipped rewrite: ``- Rewrite skipped: ….`` / ``- Fallback: ….``."""
+    return f"- Rewrite skipped: {reason.rstrip('.')}.", f"- Fallback: {fallback.rstrip('.')}."
 
 
 def append_reverted(existing: str, timestamp: str, proposal_id: str, preimage_key: str) -> str:

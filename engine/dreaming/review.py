@@ -50,7 +50,14 @@ def operation_from_json(data: dict[str, Any]) -> Operation:
         lineage_key=data.get("lineage_key"),
         project_key=data.get("project_key"),
         concept_tags=tuple(data.get("concept_tags") or ()),
+        chunk_start_line=_opt_int(data.get("chunk_start_line")),
+        chunk_end_line=_opt_int(data.get("chunk_end_line")),
+        chunk_snippet=data.get("chunk_snippet"),
     )
+
+
+def _opt_int(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, str)) and str(value).lstrip("-").isdigit() else None
 
 
 def to_proposal(row: ProposalRow) -> Proposal:

@@ -19,14 +19,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
-from engine.config import DreamingSettings
+from engine.config import Clock, DreamingSettings
 from engine.dreaming import consolidate, lineage, report
 from engine.dreaming.apply import current_sha256, encode_for, read_memory, restore_preimage, write_rewrite
 from engine.dreaming.deep import explain_entry, rank
 from engine.dreaming.eligibility import consolidation_eligible
+from engine.dreaming.focus import Focus, focus
 from engine.dreaming.ingest import ingest_daily_notes, ingestion_lookback_days
-from engine.dreaming.light import run_light
+from engine.dreaming.light import display_snippet, run_light
 from engine.dreaming.models import (
     ApplyResult,
     CandidateExplanation,
@@ -41,16 +43,17 @@ from engine.dreaming.models import (
     RevertResult,
     ScheduledRun,
 )
-from engine.dreaming.rehydrate import RehydrationFailure, rehydrate
+from engine.dreaming.rehydrate import Rehydrated, RehydrationFailure, rehydrate
 from engine.dreaming.rem import run_rem
 from engine.dreaming.review import load, operation_to_json, to_proposal
 from engine.dreaming.times import diary_date, iso_ms
 from engine.errors import ClawmemError, ConflictError
 from engine.index.lock import ReindexLock
-from engine.recall import is_contaminated
+from engine.recall import concept_tags, is_contaminated
 from engine.store import dreaming_rows, recall_rows
 from engine.store.dreaming_rows import PreimageRow, ProposalRow, RejectionRow
 from engine.store.recall_rows import RecallRow
+from engine.workspace.annotations import find_supersedes
 from engine.workspace.reading import decode_memory_bytes, sha256_bytes
 from engine.workspace.writes import MISSING
 
@@ -60,6 +63,8 @@ if TYPE_CHECKING:
     from engine.facade import MemoryEngine
 
 PHASES = ("light", "rem", "deep")
+STALE_BASE = "MEMORY.md changed since the proposal was made; run `clawmem dream` to make a new one"
+_FOCUS_SHOWN = 50  # candidates whose promoted text the list computes (each reads its source file)
 Progress = Callable[[str], None]
 _HELD_BACK_LABELS = {
     "signals": "with too few signals",
@@ -67,6 +72,17 @@ _HELD_BACK_LABELS = {
     "age": "recalled too long ago",
     "score": "scoring below the threshold",
 }
+
+
+def _supersedes_in(found: Rehydrated, focused: Focus) -> str | None:
+    """The ``<!-- supersedes: KEY -->`` of the promoted lines (or of comment lines right above them)."""
+    first = focused.start_line - found.start_line
+    lines = list(found.span[first : focused.end_line - found.start_line + 1])
+    above = first - 1
+    while above >= 0 and found.span[above].strip().startswith("<!--") and found.span[above].strip().endswith("-->"):
+        lines.insert(0, found.span[above])
+        above -= 1
+    return find_supersedes("\n".join(lines))
 
 
 def parse_at(text: str) -> tuple[int, int]:
@@ -96,6 +112,14 @@ class DreamingService:
         """MEMORY.md budget: the dreaming limit, lowered by a smaller bootstrap per-file cap."""
         return min(self.config.memory_file_max_chars, self.engine.settings.bootstrap.max_chars)
 
+    @property
+    def clock(self) -> Clock:
+        """The engine's clock in Dreaming's zone: ``dreaming.timezone``, else the user's (spec §5).
+        It decides the day a cycle belongs to, the dated section headings, the diary's date line
+        and when ``dream --at HH:MM`` is due."""
+        zone = self.config.timezone
+        return replace(self.engine.clock, tz=ZoneInfo(zone)) if zone else self.engine.clock
+
     def _conn(self) -> apsw.Connection:
         return self.engine.store.conn()
 
@@ -111,6 +135,12 @@ class DreamingService:
         from engine.trust import file_promotion_origins
 
         return file_promotion_origins(self._conn(), self.engine.workspace, paths)
+
+    def _written(self) -> consolidate.Written:
+        """The lines Dreaming added to MEMORY.md in rewrites that are still applied: the only
+        lines a merge, a supersede or the budget compaction may remove."""
+        applied = dreaming_rows.list_proposals(self._conn(), ("applied",))
+        return consolidate.Written.from_rewrites((r.before_text, r.after_text) for r in applied)
 
     def _sync_memory(self) -> list[str]:
         try:
@@ -173,7 +203,7 @@ class DreamingService:
             ingested = ingest_daily_notes(
                 conn,
                 workspace,
-                self.engine.clock,
+                self.clock,
                 lookback_days=lookback,
                 limit=cfg.light_limit,
                 max_file_bytes=self.engine.settings.index.max_file_bytes,
@@ -183,16 +213,20 @@ class DreamingService:
         dreams_text = report.read_dreams(dreams)
 
         light: LightReport | None = None
+        rows_now = recall_rows.all_rows(conn)
+        origins = self._file_origins({r.path for r in rows_now}) if ("light" in phases or "rem" in phases) else {}
         if "light" in phases and not stopped():
             progress("light")
             light = run_light(
-                recall_rows.all_rows(conn),
+                rows_now,
                 workspace=workspace,
                 now_ms=now,
                 lookback_days=cfg.light_lookback_days,
                 limit=cfg.light_limit,
                 dedupe_similarity=cfg.light_dedupe,
                 diary_entries=report.recent_diary_entries(dreams_text, 4),
+                file_origins=origins,
+                display=self._display,
             )
             with self.engine.store.write() as c:
                 recall_rows.record_phase_hit(c, [s.key for s in light.staged], "light", now)
@@ -207,6 +241,8 @@ class DreamingService:
                 lookback_days=cfg.rem_lookback_days,
                 limit=cfg.rem_limit,
                 min_strength=cfg.rem_min_pattern_strength,
+                file_origins=origins,
+                display=self._display,
             )
             with self.engine.store.write() as c:
                 recall_rows.record_rem_considered(c, considered, now)
@@ -220,7 +256,7 @@ class DreamingService:
             progress("deep")
             deep, proposal = self._deep(run_id, now)
             if proposal is not None and (apply if apply is not None else cfg.review == "auto"):
-                applied = self._apply(load(conn, proposal.id))
+                applied = self._apply(load(conn, proposal.id), log_history=False)
                 proposal = applied.proposal
                 warnings.extend(applied.warnings)
             held = self._held_back()
@@ -228,7 +264,8 @@ class DreamingService:
 
         progress("report")
         diary = self._diary(light, rem, deep, proposal, applied, held)
-        stamp = diary_date(now, self.engine.clock.tz)
+        stamp = diary_date(now, self.clock.tz)
+        history = self._run_history(deep, proposal, applied) if deep is not None else None
 
         def update(text: str) -> str:
             text = report.append_diary_entry(report.ensure_diary_section(text), stamp, diary)
@@ -240,6 +277,9 @@ class DreamingService:
                 if body is not None:
                     heading, start, end = report.PHASES[phase]
                     text = report.replace_block(text, heading, start, end, "\n".join(body))
+            if history is not None:
+                added, merged, superseded, notes, lights = history
+                text = report.append_history(text, iso_ms(now) or "", added, merged, superseded, lights, notes)
             return text
 
         try:
@@ -247,6 +287,7 @@ class DreamingService:
         except ConflictError as exc:
             warnings.append(f"DREAMS.md was not updated: {exc}")
         finished = self._now_ms()
+        done = tuple(name for name, ran in (("light", light), ("rem", rem), ("deep", deep)) if ran is not None)
         counts = {
             "ingested": ingested,
             "light_staged": len(light.staged) if light else 0,
@@ -263,6 +304,7 @@ class DreamingService:
                 counts,
                 proposal.id if proposal else None,
                 "\n".join(deep.body_lines) if deep else "",
+                phases_done=done,
             )
         return DreamRun(
             id=run_id,
@@ -282,15 +324,17 @@ class DreamingService:
         )
 
     def run_scheduled(self, at: str, *, phases: Sequence[str] = PHASES) -> ScheduledRun:
-        """What a cron line calls: run once per day, at or after ``HH:MM`` local time."""
+        """What a cron line calls: run once per day, at or after ``HH:MM`` local time.
+
+        Only a run that covered the requested phases (by default the full cycle) counts as
+        today's: a ``dream --phase light`` or a cancelled cycle does not skip the scheduled one."""
         hour, minute = parse_at(at)
-        clock = self.engine.clock
-        local = clock.local_now()
+        local = self.clock.local_now()
         target = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
         tz_name = local.tzname() or "local time"
         if local < target:
             return ScheduledRun(False, f"not due yet: the cycle runs at {at} and it is {local:%H:%M} {tz_name}", None)
-        last = dreaming_rows.last_finished_run_at(self._conn())
+        last = dreaming_rows.last_finished_run_at(self._conn(), covering=tuple(phases))  # partial runs don't count
         target_ms = int(target.timestamp() * 1000)
         if last is not None and last >= target_ms:
             when = datetime.fromtimestamp(last / 1000, local.tzinfo)
@@ -321,6 +365,7 @@ class DreamingService:
         not_promoted = [NotPromoted(e.key, "selection limit", e.reason) for e in ranked if e.status == "beyond-limit"]
         candidates: list[consolidate.Candidate] = []
         explained: dict[str, CandidateExplanation] = {}
+        chunks: dict[str, tuple[int, int, str]] = {}
         for e in selected:
             row = by_key[e.key]
             if not consolidation_eligible(e.path, e.origin_class, e.session_kind):
@@ -335,31 +380,40 @@ class DreamingService:
             if is_contaminated(found.snippet):
                 not_promoted.append(NotPromoted(e.key, "contamination", "contamination filter after rehydration"))
                 continue
+            focused = self._focus(row, found)
+            if focused is None:
+                not_promoted.append(
+                    NotPromoted(e.key, "source rehydration", "the chunk holds only headings or comments")
+                )
+                continue
             explained[e.key] = e
+            chunks[e.key] = (found.start_line, found.end_line, found.snippet)
             candidates.append(
                 consolidate.Candidate(
                     key=e.key,
                     path=row.path,
-                    start_line=found.start_line,
-                    end_line=found.end_line,
-                    snippet=found.snippet,
+                    start_line=focused.start_line,
+                    end_line=focused.end_line,
+                    snippet=focused.text,
                     score=e.score,
                     signal_count=e.signal_count,
                     recall_count=e.recall_count,
                     avg_score=e.avg_score,
-                    concept_tags=e.concept_tags,
+                    concept_tags=concept_tags(focused.text, recall_rows.term_query_counts(self._conn(), e.key))
+                    or e.concept_tags,
                     project_key=found.project_key or row.project_key,
-                    supersedes_key=found.supersedes_key,
+                    supersedes_key=_supersedes_in(found, focused),
                 )
             )
         state = read_memory(self.engine.workspace)
         plan = consolidate.plan(
             state.text,
             candidates,
-            day=self.engine.clock.today(),
+            day=self.clock.today(),
             budget=self.budget,
             max_loss=cfg.max_prior_entry_loss_fraction,
             max_tokens=cfg.max_promoted_snippet_tokens,
+            written=self._written(),
         )
         settled = [s.key for s in plan.skipped if s.category in ("already promoted", "already in MEMORY.md")]
         if settled:
@@ -386,6 +440,9 @@ class DreamingService:
                 lineage_key=op.lineage_key,
                 project_key=op.candidate.project_key,
                 concept_tags=op.candidate.concept_tags,
+                chunk_start_line=chunks[op.candidate.key][0],
+                chunk_end_line=chunks[op.candidate.key][1],
+                chunk_snippet=chunks[op.candidate.key][2],
             )
             for op in plan.operations
         )
@@ -403,6 +460,23 @@ class DreamingService:
             body_lines=(),
         )
         return deep, proposal
+
+    def _display(self, row: RecallRow) -> str:
+        """What DREAMS.md shows for an entry: the text promotion would write (matched lines, no
+        heading or markers), else the stored snippet cleaned."""
+        found = rehydrate(self.engine.workspace, row.path, row.start_line, row.end_line, row.snippet)
+        focused = None if isinstance(found, RehydrationFailure) else self._focus(row, found)
+        return focused.text if focused is not None else display_snippet(row.snippet)
+
+    def _focus(self, row: RecallRow, found: Rehydrated) -> Focus | None:
+        """The lines of the rehydrated chunk to promote (see :mod:`engine.dreaming.focus`)."""
+        matches = recall_rows.line_query_counts(self._conn(), row.entry_key)
+        if found.end_line - found.start_line == row.end_line - row.start_line:
+            delta = found.start_line - row.start_line  # the chunk moved in the file: move its matches
+            matches = {line + delta: n for line, n in matches.items()}
+        else:
+            matches = {}  # the chunk changed shape; the recorded lines no longer say which is which
+        return focus(found.span, found.start_line, found.snippet, matches)
 
     def _propose(
         self, run_id: str, now: int, base: str, before: str, plan: consolidate.Plan, operations: tuple[Operation, ...]
@@ -502,16 +576,43 @@ class DreamingService:
     # ---------------------------------------------------------------------------------- explain
 
     def candidates(self) -> tuple[CandidateExplanation, ...]:
-        """Every recall entry, explained: promotable ones first in rank order (the Dreams pane list)."""
-        ranked, _ = self._rank(self._now_ms())
-        return tuple(ranked)
+        """Every recall entry, explained: promotable ones first in rank order (the Dreams pane list);
+        the first ones that could be promoted also say what text promotion would write."""
+        ranked, by_key = self._rank(self._now_ms())
+        out: list[CandidateExplanation] = []
+        for n, e in enumerate(ranked):
+            wanted = n < _FOCUS_SHOWN and e.status not in ("excluded", "promoted")
+            out.append(self._with_focus(e, by_key[e.key]) if wanted else e)
+        return tuple(out)
+
+    def _with_focus(self, e: CandidateExplanation, row: RecallRow) -> CandidateExplanation:
+        """``e`` plus what promoting it would write now: the text, its source lines and why."""
+        matches = recall_rows.line_query_counts(self._conn(), row.entry_key)
+        e = replace(e, line_matches=tuple(sorted(matches.items())))
+        found = rehydrate(self.engine.workspace, row.path, row.start_line, row.end_line, row.snippet)
+        if isinstance(found, RehydrationFailure):
+            return replace(e, focus_detail=found.reason)
+        focused = self._focus(row, found)
+        if focused is None:
+            return replace(e, focus_detail="the chunk holds only headings or comments; nothing to promote")
+        return replace(
+            e,
+            promoted_text=consolidate.promoted_text(focused.text, self.config.max_promoted_snippet_tokens),
+            promoted_source=f"{row.path}#L{focused.start_line}-L{focused.end_line}",
+            focus_detail=focused.detail,
+        )
 
     def explain(self, selector: str) -> CandidateExplanation:
         """One entry by key, unique key prefix, or ``path:line``."""
         text = selector.strip()
         if not text:
             raise ClawmemError("give an entry key, a key prefix or path:line (see `clawmem dream explain --help`)")
-        ranked, _ = self._rank(self._now_ms())
+        ranked, rows = self._rank(self._now_ms())
+        found = self._select(text, ranked)
+        return self._with_focus(found, rows[found.key])
+
+    @staticmethod
+    def _select(text: str, ranked: Sequence[CandidateExplanation]) -> CandidateExplanation:
         by_key = {e.key: e for e in ranked}
         if text in by_key:
             return by_key[text]
@@ -532,13 +633,24 @@ class DreamingService:
     # ---------------------------------------------------------------------------------- review
 
     def proposals(self, statuses: Sequence[str] | None = None) -> tuple[Proposal, ...]:
-        return tuple(to_proposal(r) for r in dreaming_rows.list_proposals(self._conn(), statuses))
+        """Proposals as they stand now: a pending one whose base no longer matches MEMORY.md is
+        shown ``stale`` with the reason (approving it would refuse; the next cycle regenerates it)."""
+        current = current_sha256(self.engine.workspace / "MEMORY.md")
+        return tuple(self._live(to_proposal(r), current) for r in dreaming_rows.list_proposals(self._conn(), statuses))
 
     def pending(self) -> tuple[Proposal, ...]:
+        """Proposals waiting for review (stale ones included, marked as such)."""
         return self.proposals(("pending",))
 
     def proposal(self, proposal_id: str) -> Proposal:
-        return to_proposal(load(self._conn(), proposal_id))
+        current = current_sha256(self.engine.workspace / "MEMORY.md")
+        return self._live(to_proposal(load(self._conn(), proposal_id)), current)
+
+    @staticmethod
+    def _live(p: Proposal, current_sha: str) -> Proposal:
+        if p.status != "pending" or p.base_sha256 == current_sha:
+            return p
+        return replace(p, status="stale", reason=STALE_BASE)
 
     def approve(self, proposal_id: str) -> ApplyResult:
         """Apply a pending proposal (hash-checked); a changed MEMORY.md makes it stale instead."""
@@ -587,11 +699,51 @@ class DreamingService:
             found = rehydrate(self.engine.workspace, rec.path, rec.start_line, rec.end_line, rec.snippet)
             if isinstance(found, RehydrationFailure):
                 return f"the source of {short} changed: {found.reason}"
-            if (found.start_line, found.end_line, found.snippet) != (op["start_line"], op["end_line"], op["snippet"]):
+            chunk = (
+                (op["chunk_start_line"], op["chunk_end_line"], op["chunk_snippet"])
+                if op.get("chunk_snippet") is not None
+                else (op["start_line"], op["end_line"], op["snippet"])
+            )
+            if (found.start_line, found.end_line, found.snippet) != chunk:
                 return f"the source of {short} changed since the proposal was made"
         return None
 
-    def _apply(self, row: ProposalRow) -> ApplyResult:
+    def _run_history(
+        self, deep: DeepReport, proposal: Proposal | None, applied: ApplyResult | None
+    ) -> tuple[int, int, int, tuple[str, ...], tuple[str, ...]]:
+        """This Deep run's ``## Memory Consolidation History`` block (spec §5: every run, applied
+        or not): counts of what changed MEMORY.md now, notes, highlights."""
+        notes: tuple[str, ...] = ()
+        if applied is not None and applied.applied:
+            p = applied.proposal
+            notes = report.skipped_notes(p.fallback_reason or "no consolidated rewrite") if p.mode == "append" else ()
+            return p.added, p.merged, p.superseded, notes, p.highlights
+        if applied is not None:
+            notes = report.skipped_notes(applied.message, "none; MEMORY.md unchanged")
+            return 0, 0, 0, notes, ()
+        if proposal is not None:
+            if proposal.mode == "append":
+                notes = report.skipped_notes(
+                    proposal.fallback_reason or "no consolidated rewrite", "append-only promotion (proposed)"
+                )
+            notes += (
+                f"- Proposed: {proposal.added} added, {proposal.merged} merged, {proposal.superseded} superseded "
+                f"in proposal {proposal.short_id}, awaiting review (`clawmem dream review`).",
+            )
+            return 0, 0, 0, notes, ()
+        if deep.skipped_reason:
+            notes = report.skipped_notes(
+                deep.fallback_reason or "the consolidated rewrite did not fit",
+                f"none; {deep.skipped_reason}, so MEMORY.md is unchanged and the candidates stay eligible",
+            )
+            return 0, 0, 0, notes, ()
+        if not deep.selected:
+            return 0, 0, 0, ("- No change: no candidate passed the promotion gates.",), ()
+        by_cat = Counter(n.category for n in deep.not_promoted)
+        listed = ", ".join(f"{cat}: {count}" for cat, count in sorted(by_cat.items())) or "nothing to write"
+        return 0, 0, 0, (f"- No change: {len(deep.selected)} ranked candidate(s), none written ({listed}).",), ()
+
+    def _apply(self, row: ProposalRow, *, log_history: bool = True) -> ApplyResult:
         short = row.id[:8]
         if row.status == "stale":
             raise ClawmemError(
@@ -644,12 +796,17 @@ class DreamingService:
             dreaming_rows.set_proposal_status(c, row.id, "applied", decided_at=now, result_sha256=result_sha)
             for op in row.operations:
                 recall_rows.set_promoted(c, op["candidate_key"], now, now)
-                recall_rows.relocate(c, op["candidate_key"], op["start_line"], op["end_line"], op["snippet"], now)
+                if op.get("chunk_snippet") is not None:  # the whole chunk, as the recall entry knows it
+                    recall_rows.relocate(
+                        c, op["candidate_key"], op["chunk_start_line"], op["chunk_end_line"], op["chunk_snippet"], now
+                    )
+                else:
+                    recall_rows.relocate(c, op["candidate_key"], op["start_line"], op["end_line"], op["snippet"], now)
             dreaming_rows.stale_pending(
                 c, base_sha256_not=result_sha, at=now, reason=f"MEMORY.md changed when proposal {short} was applied"
             )
             dreaming_rows.prune_preimages(c, max(8, self.config.preimages_keep), row.id)
-        warnings = self._history_applied(row, now)
+        warnings = self._history_applied(row, now) if log_history else []
         warnings += self._sync_memory()
         return ApplyResult(
             self.proposal(row.id),
@@ -662,17 +819,20 @@ class DreamingService:
     def _history_applied(self, row: ProposalRow, now: int) -> list[str]:
         stamp = iso_ms(now) or ""
 
+        notes: tuple[str, ...] = (f"- Approved: proposal {row.id[:8]}.",)
+        if row.mode == "append":
+            notes += report.skipped_notes(row.fallback_reason or "no consolidated rewrite was planned")
+
         def update(text: str) -> str:
-            if row.mode == "rewrite":
-                return report.append_history(
-                    text,
-                    stamp,
-                    int(row.counts.get("added", 0)),
-                    int(row.counts.get("merged", 0)),
-                    int(row.counts.get("superseded", 0)),
-                    row.highlights,
-                )
-            return report.append_skipped(text, stamp, row.fallback_reason or "no consolidated rewrite was planned")
+            return report.append_history(
+                text,
+                stamp,
+                int(row.counts.get("added", 0)),
+                int(row.counts.get("merged", 0)),
+                int(row.counts.get("superseded", 0)),
+                row.highlights,
+                notes,
+            )
 
         try:
             report.update_dreams(report.dreams_path(self.engine.workspace), update)

@@ -21,20 +21,46 @@ def insert_run(conn: apsw.Connection, run_id: str, started_at: int, phases: Sequ
 
 
 def finish_run(
-    conn: apsw.Connection, run_id: str, finished_at: int, counts: dict[str, Any], proposal_id: str | None, report: str
+    conn: apsw.Connection,
+    run_id: str,
+    finished_at: int,
+    counts: dict[str, Any],
+    proposal_id: str | None,
+    report: str,
+    *,
+    phases_done: Sequence[str] | None = None,
 ) -> None:
+    """Close a run; ``phases_done`` (the phases that actually ran, e.g. after a cancel) replaces the
+    requested ones."""
     conn.execute(
-        "UPDATE dreaming_runs SET finished_at = ?, counts = ?, proposal_id = ?, report = ? WHERE id = ?",
-        (finished_at, json.dumps(counts, sort_keys=True), proposal_id, report, run_id),
+        "UPDATE dreaming_runs SET finished_at = ?, counts = ?, proposal_id = ?, report = ?, "
+        "phases = COALESCE(?, phases) WHERE id = ?",
+        (
+            finished_at,
+            json.dumps(counts, sort_keys=True),
+            proposal_id,
+            report,
+            ",".join(phases_done) if phases_done is not None else None,
+            run_id,
+        ),
     )
 
 
-def last_finished_run_at(conn: apsw.Connection, *, trigger: str | None = None) -> int | None:
-    if trigger is None:
-        row = next(iter(conn.execute("SELECT MAX(finished_at) FROM dreaming_runs")), None)
-    else:
-        row = next(iter(conn.execute("SELECT MAX(finished_at) FROM dreaming_runs WHERE trigger = ?", (trigger,))), None)
-    return int(row[0]) if row and row[0] is not None else None
+def last_finished_run_at(
+    conn: apsw.Connection, *, trigger: str | None = None, covering: Sequence[str] = ()
+) -> int | None:
+    """When the newest finished run ended (of ``trigger``, and that ran at least the ``covering``
+    phases: a ``--phase light`` run is not a full cycle)."""
+    sql = "SELECT finished_at, phases FROM dreaming_runs WHERE finished_at IS NOT NULL"
+    args: tuple[str, ...] = ()
+    if trigger is not None:
+        sql += " AND trigger = ?"
+        args = (trigger,)
+    wanted = set(covering)
+    for finished_at, phases in conn.execute(sql + " ORDER BY finished_at DESC", args):
+        if wanted <= set(str(phases).split(",")):
+            return int(finished_at)
+    return None
 
 
 @dataclass(frozen=True)

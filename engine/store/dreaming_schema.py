@@ -69,4 +69,19 @@ CREATE TABLE IF NOT EXISTS dreaming_daily_ingest (
 ) STRICT;
 """
 
-register_component("dreaming", (_sql(DREAMING_V1),))
+# What each interactive query matched inside a recall entry: the file lines whose text holds one of
+# the query's terms, and the entry's concept terms it hit. Deep promotes the lines the recalls
+# actually matched, and concept tags prefer terms that recur across the recalling queries. Derived
+# from the recall store (deleted with its entry), so it holds no query text, only hashes.
+DREAMING_V2 = """
+CREATE TABLE IF NOT EXISTS dreaming_recall_matches (
+    entry_key TEXT NOT NULL REFERENCES memory_short_term_recall (entry_key) ON DELETE CASCADE,
+    query_hash TEXT NOT NULL,
+    lines TEXT NOT NULL DEFAULT '[]',
+    terms TEXT NOT NULL DEFAULT '[]',
+    recorded_at INTEGER NOT NULL,
+    PRIMARY KEY (entry_key, query_hash)
+) STRICT;
+"""
+
+register_component("dreaming", (_sql(DREAMING_V1), _sql(DREAMING_V2)))

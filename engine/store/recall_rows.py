@@ -240,3 +240,43 @@ def evict_beyond(conn: apsw.Connection, cap: int) -> int:
         (excess,),
     )
     return excess
+
+
+# ------------------------------------------------------------------------------- query matches
+
+
+def record_match(
+    conn: apsw.Connection, entry_key: str, query_hash: str, lines: Sequence[int], terms: Sequence[str], at: int
+) -> None:
+    """What one interactive query matched inside an entry (lines of the file, concept terms)."""
+    conn.execute(
+        "INSERT INTO dreaming_recall_matches (entry_key, query_hash, lines, terms, recorded_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (entry_key, query_hash) DO UPDATE SET "
+        "lines = excluded.lines, terms = excluded.terms, recorded_at = excluded.recorded_at",
+        (entry_key, query_hash, json.dumps(sorted(set(lines))), json.dumps(list(terms), ensure_ascii=False), at),
+    )
+
+
+def _match_lists(conn: apsw.Connection, entry_key: str, column: str, except_query: str | None) -> list[list[object]]:
+    sql = f"SELECT {column} FROM dreaming_recall_matches WHERE entry_key = ? AND query_hash != ? ORDER BY query_hash"
+    return [json.loads(r[0]) for r in conn.execute(sql, (entry_key, except_query or ""))]
+
+
+def line_query_counts(conn: apsw.Connection, entry_key: str) -> dict[int, int]:
+    """File line → how many distinct interactive queries matched it."""
+    out: dict[int, int] = {}
+    for lines in _match_lists(conn, entry_key, "lines", None):
+        for line in lines:
+            if isinstance(line, int):
+                out[line] = out.get(line, 0) + 1
+    return out
+
+
+def term_query_counts(conn: apsw.Connection, entry_key: str, *, except_query: str | None = None) -> dict[str, int]:
+    """Concept term → how many distinct interactive queries hit it (``except_query`` left out)."""
+    out: dict[str, int] = {}
+    for terms in _match_lists(conn, entry_key, "terms", except_query):
+        for term in terms:
+            if isinstance(term, str):
+                out[term] = out.get(term, 0) + 1
+    return out

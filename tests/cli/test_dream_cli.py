@@ -83,6 +83,13 @@ def test_stale_approval_and_refused_revert_exit_1_with_one_line(
     with memory.open("a", encoding="utf-8") as fh:
         fh.write("- written by hand\n")
     edited = memory.read_bytes()
+    code, out, err = run(capsys, *recalled, "dream", "review")  # the queue already says it is stale
+    assert code == 0 and f"proposal {short}  stale" in out and "pending" not in out
+    assert "stale: MEMORY.md changed since the proposal was made; run `clawmem dream` to make a new one" in out
+    assert "--- a/MEMORY.md (when proposed)" in out and "regenerate: clawmem dream" in out
+    assert "approve: clawmem dream approve" not in out
+    _, out, _ = run(capsys, *recalled, "dream", "review", "--json")
+    assert json.loads(out)[0]["status"] == "stale" and memory.read_bytes() == edited
     code, out, err = run(capsys, *recalled, "dream", "approve", short)
     assert code == 1 and out == "" and memory.read_bytes() == edited
     assert err.count("\n") == 1 and err.startswith("clawmem: error: MEMORY.md changed since the proposal was made")
@@ -117,6 +124,8 @@ def test_explain_shows_components_gates_and_the_reason(
     ):
         assert label in out
     assert "pass  unique-queries   has 3" in out and "=> promotable: passes every gate" in out
+    assert f"  promotes    {FACT}\n              from {DIARY}#L1-L2: the chunk is one item\n" in out
+    assert "  matched     L1 ×3 (file line × recalling queries whose terms it contains)" in out
     code, out, _ = run(capsys, *recalled, "dream", "explain", f"{DIARY}:1", "--json")
     data = json.loads(out)
     assert data["unique_queries"] == 3 and {g["name"] for g in data["gates"]} >= {"signals", "score", "age"}
@@ -157,11 +166,22 @@ def test_at_runs_once_per_day_for_cron(
 
 
 @pytest.mark.parametrize(
-    "args",
-    [("dream", "--phase", "dusk"), ("dream", "--at", "25:00"), ("dream", "--at", "noon"), ("dream", "approve")],
+    ("args", "flag"),
+    [
+        (("dream", "--phase", "dusk"), "--phase"),
+        (("dream", "--at", "25:00"), "--at"),
+        (("dream", "--at", "noon"), "--at"),
+    ],
 )
-def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str], kw: list[str], args: tuple[str, ...]) -> None:
+def test_bad_flag_values_are_one_line_user_errors(
+    capsys: pytest.CaptureFixture[str], kw: list[str], args: tuple[str, ...], flag: str
+) -> None:
     code, _, err = run(capsys, *kw, *args)
+    assert code == 1 and err.startswith(f"clawmem: error: {flag}: ") and err.count("\n") == 1
+
+
+def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str], kw: list[str]) -> None:
+    code, _, err = run(capsys, *kw, "dream", "approve")  # the proposal id is missing
     assert code == 2 and "Traceback" not in err
 
 

@@ -71,7 +71,7 @@ def test_create_and_list(run) -> None:  # type: ignore[no-untyped-def]
     assert run("intent", "list", "--status", "done")[1] == "No done standing intents.\n"
 
 
-def test_create_errors(run) -> None:  # type: ignore[no-untyped-def]
+def test_create_errors(run, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     code, out, err = run("intent", "create", "--keywords", "杭州", "--description", "x")
     assert code == 1 and out == ""
     assert err.startswith("clawmem: error: creating an intent needs a channel (--channel) and a sender (--sender)")
@@ -80,12 +80,31 @@ def test_create_errors(run) -> None:  # type: ignore[no-untyped-def]
         "intent", "create", "--keywords", "a;" + "k" * 121, "--description", "x", "--channel", "c", "--sender", "s"
     )
     assert code == 1 and "keyword 2 is longer than 120 characters" in err
-    with pytest.raises(SystemExit) as info:
-        run("intent", "create", "--keywords", "k", "--description", "x", "--max-fires", "0")
-    assert info.value.code == 2
-    with pytest.raises(SystemExit) as info:
-        run("intent", "create", "--keywords", "k", "--description", "x", "--expires", "soon")
-    assert info.value.code == 2
+    for fires in ("0", "99999999999999999999999", "10001"):
+        code, _, err = run("intent", "create", "--keywords", "k", "--description", "x", "--max-fires", fires)
+        assert code == 1 and err.count("\n") == 1
+        assert "--max-fires: must be a whole number from 1 to 10,000" in err
+    for expires in ("9999-12-31", "99999-12-31"):
+        code, _, err = run("intent", "create", "--keywords", "k", "--description", "x", "--expires", expires)
+        assert code == 1 and err.startswith("clawmem: error: --expires: ") and err.count("\n") == 1
+    code, _, err = run(  # an offset that pushes the instant past year 9999: a user error, not OverflowError
+        "intent",
+        "create",
+        "--keywords",
+        "k",
+        "--description",
+        "x",
+        "--channel",
+        "c",
+        "--sender",
+        "s",
+        "--expires",
+        "9999-12-31T23:00-05:00",
+    )
+    assert code == 1 and err.startswith("clawmem: error: expiry '9999-12-31T23:00-05:00' is out of range")
+    assert "latest allowed is 9999-12-30" in err and err.count("\n") == 1
+    code, _, err = run("intent", "create", "--keywords", "k", "--description", "x", "--expires", "soon")
+    assert code == 1 and err.startswith("clawmem: error: --expires: not an ISO date")
 
 
 def test_match_dry_run_explains_every_intent_then_apply(run) -> None:  # type: ignore[no-untyped-def]
@@ -162,7 +181,23 @@ def test_jobs_add_list_run_due_cancel(run, monkeypatch: pytest.MonkeyPatch) -> N
     assert code == 0, err
     once = json.loads(out)
     assert once["next_run_at"] == "2026-11-06T09:00:00+08:00" and once["schedule"].startswith("at 2026-11-06 09:00")
-    code, out, _ = run("job", "add", "--cron", "0 9 * * 1-5", "--tz", "Europe/Berlin", "--description", "standup")
+    code, out, err = run("job", "add", "--cron", "0 9 * * 1-5", "--tz", "Europe/Berlin", "--description", "standup")
+    assert code == 1 and out == "" and err.count("\n") == 1  # nobody would receive it
+    assert err.startswith("clawmem: error: a job needs a channel (--channel) and a sender (--sender)")
+    code, out, _ = run(
+        "job",
+        "add",
+        "--cron",
+        "0 9 * * 1-5",
+        "--tz",
+        "Europe/Berlin",
+        "--description",
+        "standup",
+        "--channel",
+        "slack",
+        "--sender",
+        "u2",
+    )
     assert code == 0 and "next run  2026-11-06 09:00 CET" in out
 
     code, out, _ = run("job", "run-due")
@@ -203,17 +238,24 @@ def test_jobs_add_list_run_due_cancel(run, monkeypatch: pytest.MonkeyPatch) -> N
         ("job", "add", "--cron", "0 9 * * 1-8", "--description", "x"),
         ("job", "add", "--at", "2026-11-06T09:00", "--tz", "Mars/Olympus", "--description", "x"),
         ("job", "add", "--at", "2026-11-06", "--description", "x"),
-        ("job", "add", "--description", "x"),
         ("intent", "list", "--status", "sleeping"),
+        ("job", "list", "--status", "sleeping"),
     ],
 )
-def test_bad_flags_exit_2(run, argv: tuple[str, ...], capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_bad_flag_values_are_one_line_user_errors(run, argv: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run(*argv)
+    assert code == 1 and out == "" and err.startswith("clawmem: error: --") and err.count("\n") == 1
+
+
+def test_bad_usage_exits_2(run, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(SystemExit) as info:
-        run(*argv)
+        run("job", "add", "--description", "x")  # neither --at nor --cron
     assert info.value.code == 2
     assert "Traceback" not in capsys.readouterr().err
 
 
 def test_past_run_time_is_a_user_error(run) -> None:  # type: ignore[no-untyped-def]
-    code, _, err = run("job", "add", "--at", "2026-11-01T09:00", "--tz", "UTC", "--description", "x")
+    code, _, err = run(
+        "job", "add", "--at", "2026-11-01T09:00", "--tz", "UTC", "--description", "x", "--channel", "c", "--sender", "s"
+    )
     assert code == 1 and err == "clawmem: error: the run time 2026-11-01 09:00 (UTC) is not in the future\n"

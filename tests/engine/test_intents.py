@@ -158,7 +158,12 @@ def test_create_options_expiry_fires_cooldown_and_open_scopes(clock: Clockwork) 
         ({"expires": "2026-11-04"}, "the expiry 2026-11-04 is not in the future"),
         ({"expires": "2026-11-05T09:00"}, "the expiry 2026-11-05T09:00 is not in the future"),
         ({"expires": "next week"}, "expiry 'next week' is not an ISO date"),
-        ({"max_fires": 0}, "max fires must be a whole number of 1 or more"),
+        ({"max_fires": 0}, "max fires must be a whole number from 1 to 10,000, got 0"),
+        ({"max_fires": 10**23}, "max fires must be a whole number from 1 to 10,000, got a number that large"),
+        ({"max_fires": 10_001}, "max fires must be a whole number from 1 to 10,000, got 10001"),
+        ({"cooldown_hours": 1e300}, "the cooldown must be between 0 and 87600 hours"),
+        ({"cooldown_hours": float("nan")}, "the cooldown must be between 0 and 87600 hours"),
+        ({"expires": "9999-12-31"}, "expiry '9999-12-31' is out of range; the latest allowed is 9999-12-30"),
         ({"cooldown_hours": -1}, "the cooldown must be between 0 and"),
     ],
 )

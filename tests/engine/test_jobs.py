@@ -117,6 +117,9 @@ def test_leap_day_schedule() -> None:
 # --------------------------------------------------------------------------- jobs
 
 
+TO = {"channel": "telegram", "sender": "u1"}  # every job has a recipient
+
+
 @pytest.fixture
 def at(home: Path, workspace: Path) -> Iterator:  # type: ignore[type-arg]
     settings = make_settings(home, workspace, embedding={"provider": "none"})
@@ -157,7 +160,7 @@ def test_one_shot_job_in_its_time_zone(at) -> None:  # type: ignore[no-untyped-d
 
 
 def test_cron_job_missed_for_several_periods_runs_once_and_counts_the_skipped(at) -> None:  # type: ignore[no-untyped-def]
-    job = at().jobs.add("standup", cron="0 9 * * 1-5", tz="Europe/Berlin")
+    job = at().jobs.add("standup", cron="0 9 * * 1-5", tz="Europe/Berlin", **TO)
     assert job.next_run_at == utc("2026-11-06T08:00")  # Friday 09:00 CET
     e = at(utc("2026-11-12T08:30"))  # Thursday; missed Fri, Mon, Tue, Wed, ran due Thu
     (due,) = e.jobs.due()
@@ -177,14 +180,14 @@ def test_cron_job_missed_for_several_periods_runs_once_and_counts_the_skipped(at
 
 
 def test_cron_next_run_after_a_dst_change(at) -> None:  # type: ignore[no-untyped-def]
-    job = at(utc("2026-10-24T12:00")).jobs.add("daily", cron="0 9 * * *", tz="Europe/Berlin")
+    job = at(utc("2026-10-24T12:00")).jobs.add("daily", cron="0 9 * * *", tz="Europe/Berlin", **TO)
     assert job.next_run_at == utc("2026-10-25T08:00")  # Sunday 09:00 CET, the day clocks fall back
     (result,) = at(utc("2026-10-25T08:00")).jobs.run_due().results
     assert result.job.next_run_at == utc("2026-10-26T08:00")
 
 
 def test_due_is_a_pure_query(at) -> None:  # type: ignore[no-untyped-def]
-    job = at().jobs.add("ping", cron="*/10 * * * *", tz="UTC")
+    job = at().jobs.add("ping", cron="*/10 * * * *", tz="UTC", **TO)
     e = at(timedelta(hours=1))
     first = e.jobs.due()
     assert first == e.jobs.due() and first[0].skipped == 5
@@ -193,7 +196,7 @@ def test_due_is_a_pure_query(at) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_cancel_stops_runs_and_keeps_history(at) -> None:  # type: ignore[no-untyped-def]
-    job = at().jobs.add("ping", cron="0 * * * *", tz="UTC")
+    job = at().jobs.add("ping", cron="0 * * * *", tz="UTC", **TO)
     assert at(timedelta(hours=1)).jobs.run_due().results
     e = at(timedelta(hours=1, minutes=30))
     cancelled = e.jobs.cancel(job.id[:6])
@@ -217,11 +220,14 @@ def test_cancel_stops_runs_and_keeps_history(at) -> None:  # type: ignore[no-unt
         ({"cron": "0 9 * *"}, "needs 5 fields"),
         ({"cron": "0 9 * * *", "tz": "Mars/Olympus"}, "unknown time zone 'Mars/Olympus'"),
         ({"cron": "0 9 * * *", "description": ""}, "the description is empty"),
+        ({"cron": "0 9 * * *", "channel": None}, "a job needs a channel (--channel): a reminder with no recipient"),
+        ({"cron": "0 9 * * *", "sender": "  "}, "a job needs a sender (--sender)"),
+        ({"cron": "0 9 * * *", "channel": "", "sender": None}, "a job needs a channel (--channel) and a sender"),
     ],
 )
 def test_add_validation(at, kwargs: dict[str, str], message: str) -> None:  # type: ignore[no-untyped-def]
     e = at()
-    args = {"description": "remind me", "tz": "UTC"} | kwargs
+    args = {"description": "remind me", "tz": "UTC", **TO} | kwargs
     with pytest.raises(JobValidationError) as info:
         e.jobs.add(args.pop("description"), **args)
     assert any(message in err for err in info.value.errors), info.value.errors
@@ -229,5 +235,5 @@ def test_add_validation(at, kwargs: dict[str, str], message: str) -> None:  # ty
 
 
 def test_default_time_zone_is_the_configured_one(at) -> None:  # type: ignore[no-untyped-def]
-    job = at().jobs.add("x", at="2026-11-06T09:00")
+    job = at().jobs.add("x", at="2026-11-06T09:00", **TO)
     assert job.timezone == "UTC" and job.next_run_at == utc("2026-11-06T09:00")

@@ -132,14 +132,19 @@ async def test_a_stale_proposal_is_refused_and_nothing_is_lost(recalled_app: Cal
     edited = memory.read_bytes()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("6", "a")
+        await pilot.press("6")
         await settle(pilot, 0.5)
-        assert memory.read_bytes() == edited
+        # The queue checks the base hash when it lists: the proposal is already shown stale, with why
+        # and how to regenerate it, instead of "pending" with a diff against a MEMORY.md that is gone.
         assert app.engine.dreaming.proposal(proposal.id).status == "stale"
-        assert "MEMORY.md changed" in shown(app, "#dreams-status")
+        assert "1 stale (MEMORY.md changed; r regenerates)" in shown(app, "#dreams-status")
+        detail = shown(app, "#dreams-diff")
+        assert "stale: MEMORY.md changed since the proposal was made" in detail and "clawmem dream" in detail
+        assert "a = MEMORY.md when proposed" in detail and "a = now" not in detail
         await pilot.press("a")  # approving a stale proposal is not offered: nothing happens, no crash
-        await settle(pilot)
+        await settle(pilot, 0.5)
         assert app.is_running and memory.read_bytes() == edited
+        assert app.engine.dreaming.history() == ()
 
 
 async def test_refused_revert_keeps_the_edit_and_shows_three_texts(recalled_app: Callable[..., ClawmemApp]) -> None:

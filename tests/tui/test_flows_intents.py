@@ -96,6 +96,11 @@ async def test_create_through_the_form_checks_first(history_app) -> None:  # typ
         await settle(pilot, 0.6)  # after a failed submit the fields are re-checked as they change
         assert not form.query_one("#intent-form-keywords-error").display
         assert not form.query_one("#intent-form-sender-error").display
+        form.query_one("#intent-form-max-fires", Input).value = "99999999999999999999999"
+        await pilot.press("enter")  # far beyond the range: a message under the field, no crash
+        await settle(pilot, 0.5)
+        assert isinstance(app.screen, IntentFormModal) and len(app.engine.intents.list()) == before
+        assert "from 1 to 10,000" in shown(app, "#intent-form-max-fires-error")
         form.query_one("#intent-form-max-fires", Input).value = "2"
         form.query_one("#intent-form-cooldown", Input).value = "12"
         await pilot.press("enter")
@@ -219,5 +224,6 @@ def test_every_engine_message_lands_next_to_its_field() -> None:
     assert field_for("the sender 'unknown' is not a known sender") == "sender"
     assert field_for("the channel is 201 characters; the limit is 200") == "channel"
     assert field_for("expiry 'soon' is not an ISO date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)") == "expires"
-    assert field_for("max fires must be a whole number of 1 or more, got 0") == "max_fires"
+    assert field_for("max fires must be a whole number from 1 to 10,000, got a number that large") == "max_fires"
+    assert field_for("expiry '9999-12-31' is out of range; the latest allowed is 9999-12-30") == "expires"
     assert field_for("the cooldown must be between 0 and 87600 hours, got -1") == "cooldown"

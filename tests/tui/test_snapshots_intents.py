@@ -78,7 +78,13 @@ def intent_history(settings: Settings) -> dict[str, str]:
             sender="alice",
         )
         e.jobs.add("Pack for Hangzhou", at="2026-11-06T18:00", tz="Asia/Shanghai", channel="telegram", sender="alice")
-        standup = e.jobs.add("Billing deploy after the Tuesday standup", cron="0 10 * * 2", tz="Europe/Berlin")
+        standup = e.jobs.add(
+            "Billing deploy after the Tuesday standup",
+            cron="0 10 * * 2",
+            tz="Europe/Berlin",
+            channel="slack",
+            sender="bob",
+        )
     with engine_at(settings, "2026-11-03T09:00:00+00:00") as e:
         assert e.intents.match("when is the billing migration review?", channel="slack", sender="bob", apply=True).fired
         assert len(e.jobs.run_due().results) == 2

@@ -14,6 +14,7 @@ from engine.dreaming.models import (
     HistoryItem,
     Proposal,
     RevertResult,
+    unified_diff,
 )
 from engine.dreaming.service import PHASES
 from engine.errors import ClawmemError
@@ -32,7 +33,7 @@ _WEIGHTS = {
 def _phase(text: str) -> str:
     value = text.strip().lower()
     if value not in (*PHASES, "all"):
-        raise argparse.ArgumentTypeError(f"unknown phase {text!r} (light, rem, deep or all)")
+        raise ClawmemError(f"--phase: unknown phase {text!r} (light, rem, deep or all)")
     return value
 
 
@@ -44,7 +45,7 @@ def _hhmm(text: str) -> str:
         or not (0 <= int(parts[0]) <= 23)
         or not (0 <= int(parts[1]) <= 59)
     ):
-        raise argparse.ArgumentTypeError(f"not a time: {text!r} (use HH:MM, 24-hour)")
+        raise ClawmemError(f"--at: not a time: {text!r} (use HH:MM, 24-hour)")
     return f"{int(parts[0]):02d}:{int(parts[1]):02d}"
 
 
@@ -127,7 +128,9 @@ def _print_proposal(p: Proposal, *, diff: bool = True) -> None:
     )
     if p.fallback_reason and p.mode == "append":
         print(f"  append-only fallback: {p.fallback_reason}")
-    if p.reason:
+    if p.status == "stale":
+        print(f"  stale: {p.reason or 'MEMORY.md changed since the proposal was made'}")
+    elif p.reason:
         print(f"  note: {p.reason}")
     for op in p.operations:
         print(
@@ -136,7 +139,11 @@ def _print_proposal(p: Proposal, *, diff: bool = True) -> None:
         for prior in op.prior_entries:
             print(f"  {'':<10} replaces: {_short(prior, 90)}")
     if diff:
-        text = p.diff()
+        if p.status == "stale":
+            print("  the diff below is against MEMORY.md as it was when proposed, not as it is now")
+            text = unified_diff(p.before_text, p.after_text, a="MEMORY.md (when proposed)", b="MEMORY.md (proposed)")
+        else:
+            text = p.diff()
         sys.stdout.write(text if text else "  (no textual change)\n")
 
 
@@ -226,6 +233,14 @@ def _print_explanation(e: CandidateExplanation) -> None:
     )
     print(f"  recall days {', '.join(e.recall_days) or '-'}; last recalled {e.last_recalled_at or '-'}")
     print(f"  concepts    {', '.join(e.concept_tags) or '-'}")
+    if e.promoted_text is not None:
+        print(f"  promotes    {_short(e.promoted_text, 100)}")
+        print(f"              from {e.promoted_source}: {_short(e.focus_detail or '', 90)}")
+    elif e.focus_detail:
+        print(f"  promotes    nothing now: {_short(e.focus_detail, 90)}")
+    if e.line_matches:
+        listed = ", ".join(f"L{line} ×{n}" for line, n in e.line_matches)
+        print(f"  matched     {listed} (file line × recalling queries whose terms it contains)")
     print(f"  {'component':<14}{'value':>8}{'weight':>8}{'weighted':>10}")
     for name, weight in _WEIGHTS.items():
         print(f"  {name:<14}{getattr(e.components, name):>8.3f}{weight:>8.2f}{getattr(e.weighted, name):>10.3f}")
@@ -276,7 +291,13 @@ def cmd_review(args: argparse.Namespace) -> int:
         return 0
     for p in pending:
         _print_proposal(p)
-        print(f"approve: clawmem dream approve {p.short_id}    reject: clawmem dream reject {p.short_id} --reason TEXT")
+        if p.status == "stale":
+            print(f"regenerate: clawmem dream    discard: clawmem dream reject {p.short_id} --reason TEXT")
+        else:
+            print(
+                f"approve: clawmem dream approve {p.short_id}    "
+                f"reject: clawmem dream reject {p.short_id} --reason TEXT"
+            )
     return 0
 
 

@@ -13,19 +13,29 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engine.automation import JOB_STATUSES, Job, JobRun
 from engine.cron import CronError, parse_cron
-from engine.intents import MAX_COOLDOWN_HOURS, STATUSES, IntentVerdict, MatchReport, StandingIntent
+from engine.errors import ClawmemError
+from engine.intents import (
+    LATEST_EXPIRY,
+    MAX_COOLDOWN_HOURS,
+    MAX_FIRES,
+    STATUSES,
+    IntentVerdict,
+    MatchReport,
+    StandingIntent,
+)
 from tui.cli import common
 
 # --------------------------------------------------------------------------- argparse types
 
 
-def _positive_int(text: str) -> int:
+def _fires(text: str) -> int:
+    """``--max-fires``: a whole number from 1 to MAX_FIRES (never a traceback for a huge one)."""
     try:
-        value = int(text)
+        value = int(text.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
+        raise ClawmemError(f"--max-fires: not a whole number: {text!r}") from None
+    if not 1 <= value <= MAX_FIRES:
+        raise ClawmemError(f"--max-fires: must be a whole number from 1 to {MAX_FIRES:,}")
     return value
 
 
@@ -33,9 +43,9 @@ def _hours(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of hours: {text!r}") from None
+        raise ClawmemError(f"--cooldown: not a number of hours: {text!r}") from None
     if not math.isfinite(value) or not 0 <= value <= MAX_COOLDOWN_HOURS:
-        raise argparse.ArgumentTypeError(f"must be between 0 and {MAX_COOLDOWN_HOURS} hours")
+        raise ClawmemError(f"--cooldown: must be between 0 and {MAX_COOLDOWN_HOURS} hours")
     return value
 
 
@@ -43,11 +53,13 @@ def _iso_date(text: str) -> str:
     raw = text.strip()
     try:
         if len(raw) == 10:
-            date.fromisoformat(raw)
+            day = date.fromisoformat(raw)
+            if day > date.fromisoformat(LATEST_EXPIRY):
+                raise ClawmemError(f"--expires: {text!r} is out of range; the latest allowed is {LATEST_EXPIRY}")
         else:
             datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an ISO date: {text!r} (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
+        raise ClawmemError(f"--expires: not an ISO date: {text!r} (use YYYY-MM-DD or YYYY-MM-DDTHH:MM)") from None
     return raw
 
 
@@ -56,9 +68,9 @@ def _iso_datetime(text: str) -> str:
     try:
         datetime.fromisoformat(raw.replace("Z", "+00:00"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an ISO date-time: {text!r} (use YYYY-MM-DDTHH:MM)") from None
+        raise ClawmemError(f"--at: not an ISO date-time: {text!r} (use YYYY-MM-DDTHH:MM)") from None
     if len(raw) <= 10:
-        raise argparse.ArgumentTypeError(f"{text!r} has no time of day (use YYYY-MM-DDTHH:MM)")
+        raise ClawmemError(f"--at: {text!r} has no time of day (use YYYY-MM-DDTHH:MM)")
     return raw
 
 
@@ -66,9 +78,7 @@ def _zone(text: str) -> str:
     try:
         ZoneInfo(text.strip())
     except (ZoneInfoNotFoundError, ValueError):
-        raise argparse.ArgumentTypeError(
-            f"unknown time zone {text!r} (use an IANA name such as Europe/Berlin)"
-        ) from None
+        raise ClawmemError(f"--tz: unknown time zone {text!r} (use an IANA name such as Europe/Berlin)") from None
     return text.strip()
 
 
@@ -76,7 +86,7 @@ def _cron(text: str) -> str:
     try:
         return parse_cron(text).expression
     except CronError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise ClawmemError(f"--cron: {exc}") from None
 
 
 # --------------------------------------------------------------------------- registration
@@ -103,7 +113,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--channel", metavar="C", help="the channel the request came from (required)")
     p.add_argument("--sender", metavar="S", help="the sender who asked (required)")
     p.add_argument("--expires", type=_iso_date, metavar="DATE", help="expiry date (default 90 days from now)")
-    p.add_argument("--max-fires", type=_positive_int, metavar="N", help="how often it may fire (default 3)")
+    p.add_argument(
+        "--max-fires", type=_fires, metavar="N", help=f"how often it may fire, 1 to {MAX_FIRES:,} (default 3)"
+    )
     p.add_argument("--cooldown", type=_hours, metavar="HOURS", help="quiet time after a fire (default 24)")
     p.add_argument("--anywhere", action="store_true", help="fire on any channel, not only --channel")
     p.add_argument("--anyone", action="store_true", help="fire for any sender, not only --sender")
@@ -112,7 +124,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(handler=cmd_intent_create)
 
     p = isub.add_parser("list", parents=[parent], help="list standing intents (after expiring and re-arming)")
-    p.add_argument("--status", choices=STATUSES, help="only intents in this state")
+    p.add_argument(
+        "--status",
+        type=common.one_of("--status", STATUSES),
+        metavar=common.choices_metavar(STATUSES),
+        help="only intents in this state",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_intent_list)
 
@@ -142,13 +159,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     when.add_argument("--at", type=_iso_datetime, metavar="TIME", help="run once, e.g. 2026-11-06T09:00")
     when.add_argument("--cron", type=_cron, metavar="EXPR", help='repeat, e.g. "0 9 * * 1-5"')
     p.add_argument("--tz", type=_zone, metavar="ZONE", help="IANA time zone (default: the configured or local one)")
-    p.add_argument("--channel", metavar="C", help="where to deliver the reminder")
-    p.add_argument("--sender", metavar="S", help="whom to remind")
+    p.add_argument("--channel", metavar="C", help="where to deliver the reminder (required)")
+    p.add_argument("--sender", metavar="S", help="whom to remind (required)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_job_add)
 
     p = jsub.add_parser("list", parents=[parent], help="list jobs with their next run and history")
-    p.add_argument("--status", choices=JOB_STATUSES, help="only jobs in this state")
+    p.add_argument(
+        "--status",
+        type=common.one_of("--status", JOB_STATUSES),
+        metavar=common.choices_metavar(JOB_STATUSES),
+        help="only jobs in this state",
+    )
     p.add_argument("--history", action="store_true", help="also print each job's recent runs")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_job_list)

@@ -163,15 +163,23 @@ def render_proposal(p: Proposal, op: Operation | None) -> RenderableType:
         _changes(p.added, p.merged, p.superseded),
     )
     parts: list[RenderableType] = [head]
-    if p.reason:
+    if p.status == "stale":
+        parts.append(Text(f"stale: {p.reason or 'MEMORY.md changed since the proposal was made'}", style="magenta"))
+        parts.append(Text("r runs a new cycle on the current MEMORY.md · x discards this one", style="dim"))
+    elif p.reason:
         parts.append(Text(f"{'rejected' if p.status == 'rejected' else 'note'}: {p.reason}", style="yellow"))
     if p.mode == "append" and p.fallback_reason:
         parts.append(Text(f"append-only fallback: {p.fallback_reason}", style="yellow"))
     if p.status == "pending":
         parts.append(Text("a approves (MEMORY.md is re-checked first) · x rejects with a reason", style="dim"))
+    legend = (
+        "(a = now, b = after approval)"
+        if p.status == "pending"
+        else "(a = MEMORY.md when proposed, b = what the proposal wrote or would have written)"
+    )
     parts += [
         Text(""),
-        Text("MEMORY.md — lines marked - go, lines marked + come (a = now, b = after approval)", style="bold"),
+        Text(f"MEMORY.md — lines marked - go, lines marked + come {legend}", style="bold"),
         unified_diff(p.before_text, p.after_text, before_name="a/MEMORY.md", after_name="b/MEMORY.md"),
     ]
     if op is not None:
@@ -411,6 +419,21 @@ def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
         Text(f"{e.score:.3f}", style="bold"),
         Text(f"{'≥' if passed else '<'} {min_score:g}", style="green" if passed else "red"),
     )
+    writes: list[RenderableType] = []
+    if e.promoted_text is not None:
+        matched = ", ".join(f"L{line} ×{n}" for line, n in e.line_matches)
+        writes = [
+            Text(""),
+            Text.assemble(("would write ", "dim"), (e.promoted_text, "green"), no_wrap=True, overflow="ellipsis"),
+            Text.assemble(
+                ("from ", "dim"),
+                (e.promoted_source or "", "bold"),
+                (f" · {e.focus_detail}" if e.focus_detail else "", "dim"),
+                (f" · matched {matched} (line × queries)" if matched else "", "dim"),
+            ),
+        ]
+    elif e.focus_detail:
+        writes = [Text(""), Text(f"would write nothing now: {e.focus_detail}", style="yellow")]
     return Group(
         head,
         Text(_short(e.snippet, 400), style="italic", no_wrap=True, overflow="ellipsis"),
@@ -420,6 +443,7 @@ def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
         gates,
         Text(""),
         facts,
+        *writes,
         Text(""),
         Text("Score", style="bold"),
         comps,
@@ -722,10 +746,12 @@ class DreamsPane(Vertical):
             return
         d = self.data
         pending = sum(1 for p in d.proposals if p.status == "pending")
+        stale = sum(1 for p in d.proposals if p.status == "stale")
         promotable = sum(1 for e in d.candidates if e.status == "promotable")
         status.update(
             Text.assemble(
                 (f"{pending} pending", "bold yellow" if pending else "dim"),
+                (f"  ·  {stale} stale (MEMORY.md changed; r regenerates)" if stale else "", "magenta"),
                 (f"  ·  {sum(1 for h in d.history if h.status == 'applied')} applied", "dim"),
                 (f"  ·  {len(d.candidates)} recall entries, {promotable} promotable", "dim"),
                 (f"  ·  review = {d.review}", "dim"),
