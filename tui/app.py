@@ -8,7 +8,10 @@ and watches the workspace so edits made elsewhere show up within two seconds.
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,6 +19,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
+from textual.dom import DOMNode
 from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
 
@@ -46,6 +50,54 @@ PANES: list[tuple[str, str, str, type[Widget]]] = [
     ("sessions", "Sessions", "8", SessionsPane),
     ("forget", "Forget", "9", ForgetPane),
 ]
+
+
+@dataclass
+class IndexRun:
+    """The background index worker's state, shared by the app thread and the worker under ``lock``."""
+
+    queue: list[tuple[bool, frozenset[str] | None]]  # (force, only) requests not synced yet
+    embed: bool  # embed after syncing (False after the user cancelled embedding)
+    cancel: threading.Event = field(default_factory=threading.Event)  # the user cancelled, or the app closes
+    stop_embedding: threading.Event = field(default_factory=threading.Event)  # new work, or cancel
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    finished: bool = False
+
+
+def known_binding_ids() -> set[str]:
+    """Every binding id a user can rebind: those of the app, its panes, widgets and modals."""
+    import pkgutil
+
+    import tui.modals
+
+    for module in pkgutil.iter_modules(tui.modals.__path__):  # modals are imported when opened
+        importlib.import_module(f"tui.modals.{module.name}")
+    ids: set[str] = set()
+    stack: list[type] = [DOMNode]
+    seen: set[type] = set()
+    while stack:
+        cls = stack.pop()
+        for binding in cls.__dict__.get("BINDINGS", ()):
+            if isinstance(binding, Binding) and binding.id:
+                ids.add(binding.id)
+        for sub in cls.__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                stack.append(sub)
+    return ids
+
+
+def _unknown_binding(binding_id: str) -> str:
+    close = difflib.get_close_matches(binding_id, sorted(known_binding_ids()), n=1)
+    return f"unknown binding id {binding_id!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+def merge_requests(requests: list[tuple[bool, frozenset[str] | None]]) -> tuple[bool, frozenset[str] | None]:
+    """Queued (force, only) requests as one: a rebuild if any asked for one, every file if any did."""
+    force = any(f for f, _ in requests)
+    if any(o is None for _, o in requests):
+        return force, None
+    return force, frozenset().union(*(o for _, o in requests if o is not None))
 
 
 class ClawmemApp(App[int]):
@@ -81,7 +133,8 @@ class ClawmemApp(App[int]):
         self._watch = watch
         self._background_index = background_index
         self._watcher = None
-        self._cancel_index: threading.Event | None = None
+        self._run: IndexRun | None = None
+        self._embed_paused = False  # the user cancelled embedding: file changes only sync text
         self.theme = engine.settings.tui.theme if engine.settings.tui.theme else "textual-dark"
 
     # ------------------------------------------------------------------ layout
@@ -89,7 +142,7 @@ class ClawmemApp(App[int]):
     def compose(self) -> ComposeResult:
         with TabbedContent(id="panes", initial="memory"):
             for pane_id, title, key, cls in PANES:
-                with TabPane(f"{key} {title}", id=pane_id):
+                with TabPane(f"{self.key_for(f'pane.{pane_id}', key)} {title}", id=pane_id):
                     yield cls()
         yield StatusBar(id="status-bar")
         yield Footer()
@@ -98,6 +151,15 @@ class ClawmemApp(App[int]):
         keymap = dict(self.engine.settings.tui.keymap)
         if keymap:
             self.set_keymap(keymap)
+            unknown = sorted(set(keymap) - known_binding_ids())
+            if unknown:
+                self.notify(
+                    "; ".join(_unknown_binding(u) for u in unknown)
+                    + " — not a binding id, so it changes nothing (F1 lists the ids).",
+                    title="[tui.keymap] in config.toml",
+                    severity="warning",
+                    timeout=15,
+                )
         if not self.engine.settings.tui.cursor_blink:
             for widget in self.query("Input, TextArea"):
                 widget.cursor_blink = False  # type: ignore[attr-defined]
@@ -112,10 +174,17 @@ class ClawmemApp(App[int]):
             self._watcher = self.engine.watch(self._on_disk_change)
 
     def on_unmount(self) -> None:
-        if self._cancel_index is not None:
-            self._cancel_index.set()
+        if self._run is not None:
+            self._run.cancel.set()
+            self._run.stop_embedding.set()
         if self._watcher is not None:
             self._watcher.stop()
+
+    def key_for(self, binding_id: str, default: str) -> str:
+        """The key of a binding as the footer shows it (a rebinding in ``[tui.keymap]`` wins)."""
+        keys = dict(self.engine.settings.tui.keymap).get(binding_id, default)
+        first = next((k.strip() for k in keys.split(",") if k.strip()), default)
+        return self.get_key_display(Binding(first, ""))
 
     # ------------------------------------------------------------------ actions
 
@@ -143,52 +212,128 @@ class ClawmemApp(App[int]):
     # ------------------------------------------------------------------ background indexing
 
     def start_indexing(self, *, force: bool = False, only: frozenset[str] | None = None) -> None:
-        if self._cancel_index is not None:
-            self._cancel_index.set()
-        self._cancel_index = threading.Event()
-        self._index_worker(force, only, self._cancel_index)
+        """Index (``only`` these files, or all; ``force`` rebuilds), then embed in the background.
+
+        One worker does all of it. A request that arrives while it runs is queued for it: an
+        embedding pass stops after its current text, the new files are synced, and embedding
+        resumes where it stopped — a file change never cancels anything. A full request
+        (``only`` is None: the user's reindex or rebuild) also resumes embedding that the user
+        cancelled; a file change after such a cancel only syncs the text.
+        """
+        only = only or None  # an empty set means every file, as before
+        if only is None:
+            self._embed_paused = False
+        embed = not self._embed_paused
+        run = self._run
+        if run is not None:
+            with run.lock:
+                if not run.finished and not run.cancel.is_set():
+                    run.queue.append((force, only))
+                    run.embed = run.embed or embed
+                    run.stop_embedding.set()
+                    return
+        run = IndexRun(queue=[(force, only)], embed=embed)
+        self._run = run
+        self._index_worker(run)
 
     def cancel_indexing(self) -> bool:
-        if self._cancel_index is not None and not self._cancel_index.is_set():
-            self._cancel_index.set()
-            return True
-        return False
+        """Cancel the running index or embedding pass; False when nothing is running."""
+        run = self._run
+        if run is None:
+            return False
+        with run.lock:
+            if run.finished or run.cancel.is_set():
+                return False
+            run.queue.clear()
+            run.cancel.set()
+            run.stop_embedding.set()
+        self._embed_paused = True
+        return True
+
+    def action_cancel_indexing(self) -> None:
+        """Cancel indexing, or say that nothing is running."""
+        if not self.cancel_indexing():
+            self.notify("Nothing is running.", title="status", timeout=3)
+
+    @property
+    def indexing(self) -> bool:
+        """True while the background index or embedding worker runs."""
+        run = self._run
+        return run is not None and not run.finished
 
     @work(thread=True, group="index", exit_on_error=False)
-    def _index_worker(self, force: bool, only: frozenset[str] | None, cancel: threading.Event) -> None:
+    def _index_worker(self, run: IndexRun) -> None:
         engine = self.engine
+        post = self.post_message
+        phase = "text"
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if not run.cancel.is_set():  # after a cancel, "Cancelling…" stays until the worker stops
+                post(IndexProgress(phase, done, total))
+
         try:
             if not engine.provider_loaded:
-                self.post_message(IndexProgress("model", 0, 0, "loading the embedding model…"))
+                post(IndexProgress("model", 0, 0, "loading the embedding model…"))
             engine.provider_choice()
-            report = engine.sync(
-                force=force,
-                only=set(only) if only else None,
-                embed=False,
-                cancel=cancel,
-                progress=lambda phase, done, total: self.post_message(IndexProgress(phase, done, total)),
-            )
-            self.post_message(IndexChanged(frozenset(only or ())))
-            for warning in report.warnings:
-                self.post_message(EngineFailed(warning, "index"))
-            if cancel.is_set():
-                self.post_message(IndexProgress("cancelled", 0, 0))
+            while True:
+                with run.lock:
+                    requests, run.queue = run.queue, []
+                    if not run.cancel.is_set():
+                        run.stop_embedding.clear()
+                if requests:
+                    phase = "text"
+                    force, only = merge_requests(requests)
+                    report = engine.sync(
+                        force=force,
+                        only=set(only) if only is not None else None,
+                        embed=False,
+                        cancel=run.cancel,
+                        progress=lambda p, done, total: progress(p, done, total),
+                    )
+                    post(IndexChanged(frozenset(only or ())))
+                    for warning in report.warnings:
+                        post(EngineFailed(warning, "index"))
+                    if run.cancel.is_set():
+                        post(IndexProgress("cancelled", 0, 0, phase))
+                        return
+                if not run.embed:
+                    with run.lock:
+                        if run.queue:
+                            continue
+                        run.finished = True
+                    embedded, total = engine.vector_coverage()
+                    post(IndexProgress("paused", embedded, total))
+                    return
+                phase = "embed"
+                base, _ = engine.vector_coverage()  # progress counts every chunk, so a resumed pass goes on
+                stats = engine.embed_pending(
+                    cancel=run.stop_embedding,
+                    lock_timeout=None,  # a pass still finishing (ours, or another process's): wait for it
+                    on_wait=lambda: progress("wait", 0, 0),
+                    progress=lambda done, pending, base=base: progress("embed", base + done, base + pending),
+                )
+                post(IndexChanged(frozenset()))
+                if run.cancel.is_set():
+                    post(IndexProgress("cancelled", 0, 0, phase))
+                    return
+                with run.lock:
+                    if run.queue:
+                        continue  # files changed meanwhile: sync them, then embed on
+                    run.finished = True
+                post(IndexProgress("done", stats.embedded if stats else 0, stats.pending if stats else 0))
                 return
-            stats = engine.embed_pending(
-                cancel=cancel,
-                progress=lambda done, total: self.post_message(IndexProgress("embed", done, total)),
-            )
-            self.post_message(IndexChanged(frozenset()))
-            if cancel.is_set() or (stats is not None and stats.cancelled):
-                self.post_message(IndexProgress("cancelled", 0, 0))
-            else:
-                self.post_message(IndexProgress("done", stats.embedded if stats else 0, stats.pending if stats else 0))
         except ClawmemError as exc:
-            self.post_message(IndexProgress("failed", 0, 0, str(exc)))
-            self.post_message(EngineFailed(str(exc), "index"))
+            if run.cancel.is_set():  # a cancelled rebuild says so with an error; it is not a failure
+                post(IndexProgress("cancelled", 0, 0, phase))
+                return
+            post(IndexProgress("failed", 0, 0, str(exc)))
+            post(EngineFailed(str(exc), "index"))
         except Exception as exc:  # never let a worker take the app down
-            self.post_message(IndexProgress("failed", 0, 0, str(exc)))
-            self.post_message(EngineFailed(f"indexing failed: {exc}", "index"))
+            post(IndexProgress("failed", 0, 0, str(exc)))
+            post(EngineFailed(f"indexing failed: {exc}", "index"))
+        finally:
+            with run.lock:
+                run.finished = True
 
     def _on_disk_change(self, paths: set[str]) -> None:
         """Called on the watcher's thread: hand over to the app thread."""

@@ -38,7 +38,11 @@ class ClawmemCommands(Provider):
                 "Rebuild into a shadow index, then publish",
                 lambda: app.start_indexing(force=True),
             ),
-            ("status: Cancel indexing", "Stop indexing or embedding; the index stays valid", app.cancel_indexing),
+            (
+                "status: Cancel indexing",
+                "Stop indexing or embedding; the index stays valid",
+                app.action_cancel_indexing,
+            ),
             (
                 "context: Preview a new session",
                 "Files, caps and the lines that would be cut",

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -16,25 +18,38 @@ from engine.errors import IndexBusy
 
 
 class ReindexLock:
-    def __init__(self, path: Path, *, timeout: float = 0.0) -> None:
+    """``timeout`` is how long :meth:`acquire` waits for the holder (``None``: until it is free)."""
+
+    def __init__(self, path: Path, *, timeout: float | None = 0.0) -> None:
         self.path = path
         self.timeout = timeout
         self._fd: int | None = None
 
-    def acquire(self) -> bool:
+    def acquire(self, *, cancel: threading.Event | None = None, on_wait: Callable[[], None] | None = None) -> bool:
+        """Take the lock; False when the timeout passed or ``cancel`` was set while waiting.
+
+        ``on_wait`` is called once, when the lock is held elsewhere and acquire is going to wait.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
+        waiting = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 self._fd = fd
                 return True
             except BlockingIOError:
-                if time.monotonic() >= deadline:
+                if (deadline is not None and time.monotonic() >= deadline) or (cancel is not None and cancel.is_set()):
                     os.close(fd)
                     return False
-                time.sleep(0.05)
+                if not waiting and on_wait is not None:
+                    on_wait()
+                waiting = True
+                if cancel is not None:
+                    cancel.wait(0.05)
+                else:
+                    time.sleep(0.05)
 
     def release(self) -> None:
         if self._fd is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -55,10 +56,14 @@ def make_app(
     engines: list[MemoryEngine] = []
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
 
-    def make(fixture: str = "workspace", *, watch: bool | None = None) -> ClawmemApp:
+    def make(fixture: str = "workspace", *, watch: bool | None = None, config: str = "") -> ClawmemApp:
+        """``config`` is appended to the test config.toml (e.g. a ``[tui.keymap]`` table)."""
         base = SNAP_ROOT / name
         shutil.rmtree(base, ignore_errors=True)
         shutil.copytree(indexed_templates(fixture), base)
+        if config:
+            with (base / "home" / "config.toml").open("a", encoding="utf-8") as f:
+                f.write("\n" + config)
         engine = MemoryEngine(load_settings(home=base / "home", workspace=base / "workspace"))
         engines.append(engine)
         return ClawmemApp(engine, watch=watch, background_index=False)
@@ -66,3 +71,34 @@ def make_app(
     yield make
     for engine in engines:
         engine.close()
+
+
+@pytest.fixture
+def make_unindexed_app(request: pytest.FixtureRequest, default_model_path: Path) -> Iterator[Callable[..., ClawmemApp]]:
+    """An app on a workspace written from ``files`` (rel → text) and not indexed yet: the app
+    indexes and embeds it in the background as it does for a person opening a new workspace."""
+    apps: list[ClawmemApp] = []
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
+
+    def make(files: dict[str, str], *, watch: bool = True) -> ClawmemApp:
+        base = SNAP_ROOT / name
+        shutil.rmtree(base, ignore_errors=True)
+        for rel, text in files.items():
+            path = base / "workspace" / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        (base / "home").mkdir(parents=True)
+        (base / "home" / "config.toml").write_text(TEST_CONFIG, encoding="utf-8")
+        engine = MemoryEngine(load_settings(home=base / "home", workspace=base / "workspace"))
+        app = ClawmemApp(engine, watch=watch, background_index=True)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        # A thread worker outlives the app: let it stop before its database is closed.
+        app.cancel_indexing()
+        deadline = time.monotonic() + 60
+        while app.indexing and time.monotonic() < deadline:
+            time.sleep(0.05)
+        app.engine.close()

@@ -165,3 +165,30 @@ def test_help_screen(snap_compare, make_app: Callable[..., ClawmemApp]) -> None:
         await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_status_bar_keeps_progress_beside_a_cap_warning(snap_compare, make_app: Callable[..., ClawmemApp]) -> None:
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        pilot.app.post_message(IndexProgress("embed", 412, 1526))
+        await pilot.pause(0.3)
+
+    assert snap_compare(make_app("workspace-overcap"), terminal_size=(100, 30), run_before=run_before)
+
+
+def test_search_with_untrusted_hits_included(snap_compare, make_app: Callable[..., ClawmemApp]) -> None:
+    from tests.tui.test_flows import add_untrusted_memory
+
+    app = make_app()
+    add_untrusted_memory(app)
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("3", *"ignore the budget luxury dragon boat", "enter")
+        await settle(pilot, 1.0)
+        await pilot.press("ctrl+t")
+        await settle(pilot, 1.0)
+
+    assert snap_compare(app, terminal_size=(160, 45), run_before=run_before)

@@ -53,6 +53,17 @@ def visible_lines(lines: tuple[LineState, ...]) -> list[LineState | int]:
     return out
 
 
+class ContextTable(DataTable[Any]):
+    """The files and trigger tables, with the keys every list in the app has."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False, id="context.table.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="context.table.up"),
+        Binding("g", "scroll_top", "Top", show=False, id="context.table.top"),
+        Binding("G", "scroll_bottom", "Bottom", show=False, id="context.table.bottom"),
+    ]
+
+
 class ContextPane(Horizontal):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -81,7 +92,7 @@ class ContextPane(Horizontal):
                     id="context-kind",
                 )
                 yield Static("", id="context-budget")
-            files = DataTable(id="context-files", cursor_type="row", zebra_stripes=True)
+            files = ContextTable(id="context-files", cursor_type="row", zebra_stripes=True)
             for key, label in zip(FILE_COLUMNS, ("#", "File", "Chars", "Cap", "Loaded", "Cut", "State"), strict=True):
                 files.add_column(label, key=key, width=22 if key == "path" else None)
             yield files
@@ -90,7 +101,7 @@ class ContextPane(Horizontal):
         with Vertical(id="context-right"):
             yield Label("Incoming message → trigger recall", id="context-trigger-title")
             yield Input(placeholder="e.g. 周末去杭州的车票订好了吗？", id="context-message")
-            triggers = DataTable(id="context-triggers", cursor_type="row", zebra_stripes=True)
+            triggers = ContextTable(id="context-triggers", cursor_type="row", zebra_stripes=True)
             for key, label in zip(TRIGGER_COLUMNS, ("#", "Score", "Entry", "Triggers", "Outcome"), strict=True):
                 triggers.add_column(label, key=key)
             yield triggers

@@ -529,6 +529,15 @@ class GroupsTable(DataTable[Any]):
     ]
 
 
+class SessionPicker(SelectionList[str]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False, id="forget.sessions.down"),
+        Binding("k", "cursor_up", "Up", show=False, id="forget.sessions.up"),
+        Binding("g", "first", "Top", show=False, id="forget.sessions.top"),
+        Binding("G", "last", "Bottom", show=False, id="forget.sessions.bottom"),
+    ]
+
+
 class ForgetPane(Vertical):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
@@ -584,7 +593,7 @@ class ForgetPane(Vertical):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="forget-pick"):
-            picker: SelectionList[str] = SelectionList(id="forget-sessions")
+            picker = SessionPicker(id="forget-sessions")
             picker.border_title = "Sessions to forget (space picks)"
             yield picker
             with Vertical(id="forget-controls"):

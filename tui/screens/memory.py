@@ -93,8 +93,14 @@ def decorate_markdown(text: str, entries: list[EntryView]) -> str:
     return "\n".join(lines)
 
 
-def entry_cells(view: EntryView) -> tuple[Text, ...]:
+DATED_KINDS = ("diary", "slug")  # files whose name carries the day their entries were written
+
+
+def entry_cells(view: EntryView, file_date: str | None = None) -> tuple[Text, ...]:
+    """One entries-table row. Observed is the entry's own ``observed`` marker (USER.md), else the
+    date of the dated diary it was written in (``file_date``), else "—"."""
     e = view.entry
+    observed = e.observed or file_date
     superseded = e.superseded
     style = "dim strike" if superseded else ""
     status = Text("superseded", style="bold yellow") if superseded else Text("active", style="green")
@@ -107,7 +113,7 @@ def entry_cells(view: EntryView) -> tuple[Text, ...]:
     return (
         lines,
         status,
-        Text(e.observed or "—", style="dim" if not e.observed else ""),
+        Text(observed or "—", style="" if observed else "dim"),
         Text(str(e.importance) if e.importance else "—", style="bold" if e.importance else "dim"),
         Text(", ".join(e.triggers) or "—", style="" if e.triggers else "dim", no_wrap=True, overflow="ellipsis"),
         Text(project or "—", style="red" if e.flags else ("" if project else "dim"), no_wrap=True, overflow="ellipsis"),
@@ -137,6 +143,7 @@ class MemoryPane(Vertical):
         self.files: dict[str, FileInfo] = {}
         self.current: str | None = None
         self.snapshot: FileSnapshot | None = None
+        self._entries: list[EntryView] = []
         self._pending_line: int | None = None
         self._mode = "rendered"
 
@@ -227,6 +234,8 @@ class MemoryPane(Vertical):
             self.open(first, None)
         elif self.current is not None:
             self._select_node(self.current)
+            if self.snapshot is not None and self.snapshot.rel == self.current:
+                self._fill_entries()  # the file's kind and date may have arrived after its entries
 
     @staticmethod
     def _walk(node: TreeNode[str]) -> list[TreeNode[str]]:
@@ -296,11 +305,9 @@ class MemoryPane(Vertical):
             self.query_one("#memory-rendered", Markdown).update(decorate_markdown(snap.text, entries))
         elif self._mode == "rendered":
             self._set_mode("source")
+        self._entries = entries
+        self._fill_entries()
         table = self.query_one(EntriesTable)
-        rows = {_entry_key(v): entry_cells(v) for v in entries}
-        sync_rows(
-            table, rows, ENTRY_COLUMNS, sort_column="lines", sort_key=lambda cell: int(str(cell.plain).split("–")[0])
-        )
         if self._pending_line is not None:
             line = self._pending_line
             self._pending_line = None
@@ -310,6 +317,20 @@ class MemoryPane(Vertical):
                 if view.entry.marker_line <= line <= view.entry.end_line:
                     table.move_cursor(row=index)
                     break
+
+    def _fill_entries(self) -> None:
+        if self.snapshot is None:
+            return
+        info = self.files.get(self.snapshot.rel)
+        file_date = info.date if info is not None and info.kind in DATED_KINDS else None
+        rows = {_entry_key(v): entry_cells(v, file_date) for v in self._entries}
+        sync_rows(
+            self.query_one(EntriesTable),
+            rows,
+            ENTRY_COLUMNS,
+            sort_column="lines",
+            sort_key=lambda cell: int(str(cell.plain).split("–")[0]),
+        )
 
     def refresh_from_engine(self, paths: frozenset[str]) -> None:
         self.load_files()

@@ -15,17 +15,30 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import DataTable, Input, Label, Select, Static
+from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
 
 from engine.errors import ClawmemError
 from engine.search.types import SearchHit, SearchResponse
 from tui.messages import EngineFailed, OpenLocation
 from tui.widgets.breakdown import BreakdownPanel
+from tui.widgets.table_sync import cursor_key, sync_rows
 
 DEBOUNCE_S = 0.3
 COLUMNS = ("rank", "score", "where", "vector", "keyword", "decay", "imp", "project", "snippet")
 LABELS = ("#", "Score", "Path:lines", "Vector", "Keyword", "Decay", "Imp", "Proj", "Snippet")
-WIDTHS = {"where": 24}
+# Fixed widths: rows are updated in place, so auto widths would depend on earlier searches.
+# The snippet is cut at the table's edge (the breakdown shows it whole).
+WIDTHS = {
+    "rank": 3,
+    "score": 5,
+    "where": 24,
+    "vector": 6,
+    "keyword": 7,
+    "decay": 5,
+    "imp": 4,
+    "project": 4,
+    "snippet": 200,
+}
 NARROW = 130  # below this width the breakdown goes under the lists
 
 
@@ -43,12 +56,12 @@ def hit_cells(rank: int, hit: SearchHit) -> tuple[Text, ...]:
     dim = "" if b.passed_threshold else "dim"
     snippet = " ".join(hit.snippet.split())
     flags = []
+    if hit.provenance.origin_class == "untrusted":
+        flags.append(("[untrusted] ", "bold red"))  # the word carries it without colour
+    elif hit.provenance.origin_class == "system":
+        flags.append(("[system] ", "magenta"))
     if hit.status == "superseded":
         flags.append(("superseded ", "yellow"))
-    if hit.provenance.origin_class in ("untrusted", "system"):
-        flags.append(
-            (f"{hit.provenance.origin_class} ", "bold red" if hit.provenance.origin_class == "untrusted" else "magenta")
-        )
     return (
         Text(str(rank), style="dim"),
         Text(f"{hit.score:.3f}", style="bold" if b.passed_threshold else "yellow"),
@@ -73,6 +86,13 @@ class SearchPane(Vertical):
             tooltip="Jump to the hits below the threshold.",
         ),
         Binding(
+            "ctrl+t",
+            "toggle_untrusted",
+            "Untrusted",
+            id="search.untrusted",
+            tooltip="Include untrusted memory (web pages, other people) in the results, labelled [untrusted].",
+        ),
+        Binding(
             "escape",
             "leave_input",
             "Results",
@@ -88,6 +108,7 @@ class SearchPane(Vertical):
         self.response: SearchResponse | None = None
         self._timer: Timer | None = None
         self._generation = 0
+        self._hits: dict[str, dict[str, SearchHit]] = {"search-results": {}, "search-near": {}}
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="search-controls"):
@@ -102,6 +123,9 @@ class SearchPane(Vertical):
                 value="calibrated",
                 allow_blank=False,
                 id="search-scoring",
+            )
+            yield Checkbox(
+                "untrusted", False, id="search-untrusted", tooltip="Include untrusted hits, labelled [untrusted]."
             )
         yield Static("", id="search-summary")
         with Horizontal(id="search-body"):
@@ -127,7 +151,7 @@ class SearchPane(Vertical):
 
     # ------------------------------------------------------------------ running searches
 
-    def _params(self) -> tuple[int, float, tuple[str, ...], str] | None:
+    def _params(self) -> tuple[int, float, tuple[str, ...], str, bool] | None:
         try:
             max_results = int(self.query_one("#search-max", Input).value or "6")
             min_score = float(self.query_one("#search-min", Input).value or "0.35")
@@ -141,7 +165,7 @@ class SearchPane(Vertical):
             p.strip() for p in self.query_one("#search-projects", Input).value.replace(",", ";").split(";") if p.strip()
         )
         scoring = str(self.query_one("#search-scoring", Select).value)
-        return max_results, min_score, projects, scoring
+        return max_results, min_score, projects, scoring, self.query_one("#search-untrusted", Checkbox).value
 
     def run_query(self, *, record: bool) -> None:
         query = self.query_one("#search-query", Input).value.strip()
@@ -160,6 +184,7 @@ class SearchPane(Vertical):
         min_score: float,
         projects: tuple[str, ...],
         scoring: str,
+        include_untrusted: bool,
         record: bool,
     ) -> None:
         engine = self.app.engine  # type: ignore[attr-defined]
@@ -172,6 +197,7 @@ class SearchPane(Vertical):
                 scoring=scoring,
                 record=record,
                 sync=False,
+                include_untrusted=include_untrusted,
             )
         except ClawmemError as exc:
             self.post_message(EngineFailed(str(exc), "search"))
@@ -179,19 +205,21 @@ class SearchPane(Vertical):
         except Exception as exc:  # a bug must not take the app down
             self.post_message(EngineFailed(f"search failed: {exc}", "search"))
             return
-        self.app.call_from_thread(self._show, generation, response, min_score)
+        self.app.call_from_thread(self._show, generation, response, min_score, include_untrusted)
 
-    def _show(self, generation: int, response: SearchResponse, min_score: float) -> None:
+    def _show(self, generation: int, response: SearchResponse, min_score: float, untrusted: bool = False) -> None:
         if generation != self._generation:
             return  # a newer search is on its way
         self.response = response
         self._min_score = min_score
-        for table_id, hits in (("#search-results", response.results), ("#search-near", response.near_misses)):
-            table = self.query_one(table_id, ResultsTable)
-            rows = {f"{i}:{h.chunk_id}": hit_cells(i + 1, h) for i, h in enumerate(hits)}
-            table.clear()
-            for key, cells in rows.items():
-                table.add_row(*cells, key=key)
+        for table_id, hits in (("search-results", response.results), ("search-near", response.near_misses)):
+            # Rows are keyed by chunk id and updated in place: a refresh (an edit, the embedding
+            # pass) redraws only what changed, and the cursor stays on the hit it was on.
+            table = self.query_one(f"#{table_id}", ResultsTable)
+            by_key = {h.chunk_id: h for h in hits}
+            self._hits[table_id] = by_key
+            rows = {key: hit_cells(i + 1, h) for i, (key, h) in enumerate(by_key.items())}
+            sync_rows(table, rows, COLUMNS, sort_column="rank", sort_key=lambda cell: int(cell.plain))
         summary = Text.assemble(
             (f"{len(response.results)} result{'s' if len(response.results) != 1 else ''}", "bold"),
             (f" · {len(response.near_misses)} near-misses", "dim"),
@@ -199,6 +227,13 @@ class SearchPane(Vertical):
             (f" · {response.vector_coverage * 100:.0f} % embedded", "dim") if response.mode != "fts-only" else ("", ""),
             (f" · {response.timings_ms.get('total', 0):.0f} ms", "dim") if self._timings else ("", ""),
         )
+        flagged = sum(h.provenance.origin_class == "untrusted" for h in response.results)
+        left_out = sum(h.provenance.origin_class == "untrusted" for h in response.near_misses)
+        if untrusted:
+            summary.append(f" · untrusted included ({flagged} shown)", style="bold red")
+        elif left_out:
+            key = self.app.key_for("search.untrusted", "ctrl+t") if hasattr(self.app, "key_for") else "^t"
+            summary.append(f" · {left_out} untrusted left out ({key} includes them)", style="red")
         if response.threshold_rescue:
             summary.append("  · nothing passed the threshold: keyword hits shown", style="yellow")
         if response.keyword_probes:
@@ -206,13 +241,23 @@ class SearchPane(Vertical):
         for warning in response.warnings:
             summary.append(f"\n⚠ {warning}", style="yellow")
         self.query_one("#search-summary", Static).update(summary)
-        self._show_breakdown(self._hit_for("#search-results", 0) or self._hit_for("#search-near", 0))
+        focused = self.app.focused
+        table = focused if isinstance(focused, ResultsTable) and focused.row_count else None
+        if table is None:
+            table = next(
+                (t for t in self.query(ResultsTable) if t.row_count),
+                self.query_one("#search-results", ResultsTable),
+            )
+        self._show_breakdown(self._hit_at(table))
 
-    def _hit_for(self, table_id: str, row: int) -> SearchHit | None:
-        if self.response is None:
-            return None
-        hits = self.response.results if table_id == "#search-results" else self.response.near_misses
-        return hits[row] if 0 <= row < len(hits) else None
+    def hit_at(self, table_id: str, key: str) -> SearchHit | None:
+        """The hit shown in row ``key`` (its chunk id) of ``#table_id``."""
+        return self._hits.get(table_id, {}).get(key)
+
+    def _hit_at(self, table: DataTable[Any]) -> SearchHit | None:
+        """The hit under ``table``'s cursor."""
+        key = cursor_key(table)
+        return self.hit_at(table.id or "", key) if key is not None else None
 
     def _show_breakdown(self, hit: SearchHit | None) -> None:
         self.query_one(BreakdownPanel).show(hit, self.response, getattr(self, "_min_score", 0.35))
@@ -243,16 +288,20 @@ class SearchPane(Vertical):
     def _scoring_changed(self) -> None:
         self.run_query(record=False)
 
+    @on(Checkbox.Changed, "#search-untrusted")
+    def _untrusted_changed(self) -> None:
+        self.run_query(record=False)
+
     @on(DataTable.RowHighlighted)
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if not event.data_table.has_focus:
+        if not event.data_table.has_focus or event.row_key is None:
             return  # repopulating a table must not steal the panel from the focused one
-        self._show_breakdown(self._hit_for(f"#{event.data_table.id}", event.cursor_row))
+        self._show_breakdown(self.hit_at(event.data_table.id or "", str(event.row_key.value)))
 
     def on_descendant_focus(self, event: object) -> None:
         widget = getattr(event, "widget", None)
         if isinstance(widget, ResultsTable) and widget.row_count:
-            self._show_breakdown(self._hit_for(f"#{widget.id}", widget.cursor_row))
+            self._show_breakdown(self._hit_at(widget))
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < NARROW, "narrow")
@@ -262,7 +311,7 @@ class SearchPane(Vertical):
 
     @on(DataTable.RowSelected)
     def _selected(self, event: DataTable.RowSelected) -> None:
-        hit = self._hit_for(f"#{event.data_table.id}", event.cursor_row)
+        hit = self.hit_at(event.data_table.id or "", str(event.row_key.value))
         if hit is not None:
             self.post_message(OpenLocation(hit.path, hit.start_line))
 
@@ -271,6 +320,10 @@ class SearchPane(Vertical):
 
     def action_focus_near(self) -> None:
         self.query_one("#search-near", ResultsTable).focus()
+
+    def action_toggle_untrusted(self) -> None:
+        box = self.query_one("#search-untrusted", Checkbox)
+        box.value = not box.value  # Checkbox.Changed runs the search again
 
     def search_for(self, query: str) -> None:
         """Fill the query box and search (used by the command palette)."""

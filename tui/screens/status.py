@@ -24,6 +24,7 @@ PHASE_LABEL = {
     "publish": "Publishing the rebuilt index",
     "embed": "Embedding",
 }
+WAITING = "Waiting for another embedding pass (another clawmem?) to finish"
 
 
 class StatusPane(Vertical):
@@ -94,15 +95,36 @@ class StatusPane(Vertical):
                 else PHASE_LABEL[message.phase]
             )
             bar.update(total=total, progress=message.done)
+        elif message.phase == "wait":
+            label.update(f"{WAITING}  (Esc cancels)")
         elif message.phase == "done":
             label.update("Index up to date")
             bar.update(total=1, progress=1)
             self._load(self._deep)
+        elif message.phase == "paused":
+            missing = message.total - message.done
+            label.update(
+                f"Embedding paused: {missing:,} of {message.total:,} chunks have no vector yet"
+                f" — {self._reindex_key()} resumes"
+                if missing
+                else "Index up to date"
+            )
+            bar.update(total=max(message.total, 1), progress=message.done)
+            self._load(self._deep)
         elif message.phase == "cancelled":
-            label.update("Cancelled — the previous index is unchanged")
+            label.update(
+                f"Embedding cancelled — the vectors made so far are kept; {self._reindex_key()} resumes"
+                if message.detail == "embed"
+                else "Cancelled — the previous index is unchanged"
+            )
             self._load(self._deep)
         elif message.phase == "failed":
             label.update(Text(f"Failed: {message.detail}", style="red"))
+
+    def _reindex_key(self) -> str:
+        """The key that reindexes now (the user may have rebound it)."""
+        key_for = getattr(self.app, "key_for", None)
+        return key_for("status.reindex", "r") if key_for is not None else "r"
 
     def action_reindex(self) -> None:
         self.app.start_indexing()  # type: ignore[attr-defined]
@@ -118,3 +140,5 @@ class StatusPane(Vertical):
     def action_cancel(self) -> None:
         if self.app.cancel_indexing():  # type: ignore[attr-defined]
             self.query_one("#status-phase", Label).update("Cancelling…")
+        else:
+            self.notify("Nothing is running.", title="status", timeout=3)

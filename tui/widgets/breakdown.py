@@ -35,6 +35,8 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     )
     if hit.status == "superseded":
         head.append("  ·  SUPERSEDED", style="bold yellow")
+    if hit.provenance.origin_class == "untrusted":
+        head.append("  ·  [untrusted]", style="bold red")
     table = Table.grid(padding=(0, 1))
     table.add_column(width=13)
     table.add_column(width=BAR_WIDTH)
@@ -44,6 +46,8 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     cos = f"cosine {_n(b.vector_raw)}" if b.vector_raw is not None else "no vector for this chunk"
     if b.vector_z is not None:
         cos += f" · {b.vector_z:+.1f} σ vs background"
+    if b.vector_note:
+        cos += f" · {b.vector_note}"
     table.add_row("vector", bar(b.vector), _n(b.vector, 2), Text(cos, style="dim"))
     if b.keyword_raw is not None and response.scoring == "calibrated":
         kw_note = f"covers {b.keyword * 100:.0f} % of the query · bm25 {b.keyword_raw:.2f}"
@@ -81,6 +85,14 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
         (hit.provenance.origin_class, "bold red" if hit.provenance.origin_class == "untrusted" else ""),
     )
     parts: list[RenderableType] = [head, Text(""), table, Text(""), tail]
+    if hit.provenance.origin_class == "untrusted":
+        parts.append(
+            Text(
+                "untrusted origin: written from a web page or by someone other than the owner — "
+                "never promoted or auto-injected; check it before you rely on it",
+                style="red",
+            )
+        )
     if hit.note:
         parts.append(Text(f"note: {hit.note}", style="yellow"))
     if response.calibration and b.vector_raw is not None:

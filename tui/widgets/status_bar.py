@@ -1,7 +1,10 @@
-"""The one-line status bar: workspace, search mode, indexing/embedding progress, warnings."""
+"""The one-line status bar: indexing/embedding progress, warnings, search mode, workspace."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from rich.cells import cell_len
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -11,7 +14,9 @@ PHASES = {
     "text": "indexing",
     "publish": "publishing",
     "embed": "embedding",
+    "wait": "waiting for another embedding pass",
 }
+SEPARATOR = "  ·  "
 
 
 class StatusBar(Static):
@@ -25,32 +30,52 @@ class StatusBar(Static):
             self.activity = detail or PHASES[phase]
         elif phase in PHASES:
             self.activity = f"{PHASES[phase]} {done:,}/{total:,}" if total else PHASES[phase]
+        elif phase == "paused":
+            self.activity = "embedding paused" if done < total else ""
         elif phase == "cancelled":
-            self.activity = "indexing cancelled"
+            self.activity = "embedding cancelled" if detail == "embed" else "indexing cancelled"
         elif phase == "failed":
             self.activity = "indexing failed"
         else:
             self.activity = ""
 
+    def on_resize(self) -> None:
+        self.refresh()
+
     def render(self) -> Text:
-        """Warning first (it must never be cut off), then activity, mode and the workspace."""
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(" ")
-        if self.warning:
-            text.append(f"⚠ {self.warning}", style="bold yellow")
-            text.append("  ·  ")
+        """Activity first (progress is never cut off), then the warning, which is shortened with
+        an ellipsis when the line is too narrow, then the search mode and the workspace when
+        they still fit."""
+        width = self.size.width or 200
+        text = Text(" ", no_wrap=True, overflow="ellipsis")
+        room = width - 1
+        parts: list[tuple[str, str, bool]] = []  # (text, style, may be shortened)
         if self.activity:
-            text.append(self.activity, style="italic")
-            text.append("  ·  ")
+            parts.append((self.activity, "italic", False))
+        if self.warning:
+            parts.append((f"⚠ {self.warning}", "bold yellow", True))
         if self.mode:
-            text.append(self.mode)
-            text.append("  ·  ")
-        text.append(self._short(self.workspace), style="bold")
+            parts.append((self.mode, "", False))
+        parts.append((self._short(self.workspace), "bold", True))
+        for index, (part, style, shorten) in enumerate(parts):
+            sep = SEPARATOR if index else ""
+            need = cell_len(sep) + cell_len(part)
+            if need <= room:
+                text.append(sep)
+                text.append(part, style=style)
+                room -= need
+                continue
+            if shorten and room - cell_len(sep) >= 12:  # enough for a useful start of it
+                piece = Text(part, style=style)
+                piece.truncate(room - cell_len(sep), overflow="ellipsis")
+                text.append(sep)
+                text.append_text(piece)
+            elif index == 0:  # the first part is never dropped (the line's own ellipsis cuts it)
+                text.append(part, style=style)
+            break
         return text
 
     @staticmethod
     def _short(path: str) -> str:
-        from pathlib import Path
-
         home = str(Path.home())
         return "~" + path[len(home) :] if path.startswith(home + "/") else path

@@ -1,5 +1,5 @@
 """Update a DataTable in place by row key (memray's pattern): add new rows, update changed
-cells, remove stale rows, keep the cursor — no full redraw, so 10,000 rows stay fast."""
+cells, remove stale rows, keep the cursor on its row — no full redraw, so 10,000 rows stay fast."""
 
 from __future__ import annotations
 
@@ -7,6 +7,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
+
+
+def cursor_key(table: DataTable[Any]) -> str | None:
+    """The key of the row under the cursor (None when the table is empty)."""
+    if not table.row_count:
+        return None
+    try:
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+    except CellDoesNotExist:
+        return None
 
 
 def sync_rows(
@@ -19,20 +30,30 @@ def sync_rows(
 ) -> None:
     """Make ``table`` show ``rows`` (key → cells) in the given order.
 
-    When rows were added, the table is re-sorted by ``sort_column`` (through ``sort_key``) so
-    new rows land where they belong; existing rows are updated cell by cell.
+    When rows were added or a ``sort_column`` cell changed, the table is re-sorted by
+    ``sort_column`` (through ``sort_key``) so rows land where they belong; existing rows are
+    updated cell by cell. The cursor stays on the row it was on when that row is still there.
     """
+    before = cursor_key(table)
     existing = {str(k.value) for k in table.rows}
     for key in existing - set(rows):
         table.remove_row(key)
-    added = False
+    resort = False
     for key, cells in rows.items():
         if key in existing:
             for column, value in zip(column_keys, cells, strict=True):
                 if table.get_cell(key, column) != value:
-                    table.update_cell(key, column, value)
+                    table.update_cell(key, column, value, update_width=True)
+                    resort = resort or column == sort_column
         else:
             table.add_row(*cells, key=key)
-            added = True
-    if added and sort_column is not None:
+            resort = True
+    if resort and sort_column is not None:
         table.sort(sort_column, key=sort_key)
+    if before is not None and before in rows:
+        try:
+            row = table.get_row_index(before)
+        except RowDoesNotExist:
+            return
+        if row != table.cursor_row:
+            table.move_cursor(row=row, animate=False)
