@@ -13,6 +13,7 @@ The data is CC BY-NC 4.0 (non-commercial): it is read from ../shared/bench/locom
 derived workspaces under bench/.cache are written; nothing is copied into the package.
 
 Usage: python bench/locomo.py [--conversations N] [--out bench/results/locomo.json]
+       python bench/locomo.py --merged   # all conversations in one workspace, each other's distractors
 """
 
 from __future__ import annotations
@@ -64,12 +65,14 @@ def parse_when(text: str) -> datetime:
     return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
 
 
-def build_workspace(conv: dict, base: Path) -> Conversation:
+def build_workspace(conv: dict, base: Path, *, ws: Path | None = None, folder: str = "memory") -> Conversation:
+    """One conversation as dated diaries under ``folder`` of ``ws`` (default: its own workspace)."""
     sample = conv["sample_id"]
-    ws = base / sample / "workspace"
-    if ws.exists():
-        shutil.rmtree(ws)
-    (ws / "memory").mkdir(parents=True)
+    if ws is None:
+        ws = base / sample / "workspace"
+        if ws.exists():
+            shutil.rmtree(ws)
+    (ws / folder).mkdir(parents=True)
     c = conv["conversation"]
     sessions = sorted((int(m.group(1)), k) for k in c if (m := re.fullmatch(r"session_(\d+)", k)))
     line_of: dict[str, tuple[str, int]] = {}
@@ -80,7 +83,7 @@ def build_workspace(conv: dict, base: Path) -> Conversation:
         last = when if last is None or when > last else last
         day = when.date().isoformat()
         used[day] += 1
-        rel = f"memory/{day}.md" if used[day] == 1 else f"memory/{day}-session-{number}.md"
+        rel = f"{folder}/{day}.md" if used[day] == 1 else f"{folder}/{day}-session-{number}.md"
         lines = [f"# Session {number} — {c[f'{key}_date_time']}", ""]
         for turn in c[key]:
             text = " ".join(str(turn.get("text", "")).split())
@@ -200,12 +203,78 @@ def run(conversations: int, out: Path, modes: dict[str, dict[str, str]]) -> dict
     return result
 
 
+def run_merged(conversations: int, out: Path) -> dict:
+    """Every conversation in ONE workspace (``memory/<sample_id>/…``), each question asked against
+    all of them: ~800 chunks, and every other conversation is a distractor. Decay off (the paths
+    are not exact ``memory/YYYY-MM-DD.md``, so they are evergreen anyway). Vectors come from the
+    per-conversation runs' embedding caches when they exist (same texts, same model)."""
+    from engine.store import bench_rows
+
+    data = json.loads(DATA.read_text(encoding="utf-8"))[:conversations]
+    root = CACHE / "merged"
+    ws = root / "workspace"
+    if ws.exists():
+        shutil.rmtree(ws)
+    ws.mkdir(parents=True)
+    convs = [build_workspace(c, CACHE, ws=ws, folder=f"memory/{c['sample_id']}") for c in data]
+    os.environ["CLAWMEM_NOW"] = max(c.now for c in convs)
+    settings = load_settings(home=root / "home", workspace=ws, overrides={"search": {"decay_enabled": False}})
+    engine = MemoryEngine(settings)
+    for c in data:
+        other = CACHE / c["sample_id"] / "home" / "agents" / "main" / "agent" / "clawmem-agent.sqlite"
+        if other.exists():
+            bench_rows.copy_embedding_cache(engine.store.conn(), str(other))
+    t0 = time.perf_counter()
+    report = engine.sync()
+    print(
+        f"merged: {report.chunks} chunks ({report.embedded} embedded now, {report.cache_hits} cached) "
+        f"in {time.perf_counter() - t0:.0f} s",
+        file=sys.stderr,
+    )
+    totals: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+    for conv in convs:
+        for q in conv.questions:
+            wanted = evidence_lines(conv, q["evidence"])
+            if not wanted:
+                continue
+            for name, opts in MODES.items():
+                resp = engine.search(
+                    str(q["question"]), max_results=10, min_score=0.0, record=False, sync=False, **opts
+                )
+                totals[name].append(score_question(list(resp.results), wanted))
+    engine.close()
+    result = {
+        "dataset": "LoCoMo (locomo10.json), categories 1-4, all conversations in one workspace, decay off",
+        "conversations": len(data),
+        "chunks": report.chunks,
+        "modes": {
+            name: {
+                "recall@5": round(statistics.fmean(v[0] for v in vals), 4),
+                "recall@10": round(statistics.fmean(v[1] for v in vals), 4),
+                "mrr": round(statistics.fmean(v[2] for v in vals), 4),
+                "questions": len(vals),
+            }
+            for name, vals in totals.items()
+        },
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--conversations", type=int, default=10)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "locomo.json")
+    parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--merged", action="store_true", help="all conversations in one workspace (distractors)")
     args = parser.parse_args()
-    result = run(args.conversations, args.out, MODES)
+    if args.merged:
+        out = args.out or ROOT / "bench" / "results" / "locomo-merged.json"
+        merged = run_merged(args.conversations, out)
+        for name, m in merged["modes"].items():
+            print(f"{name:<30} recall@5 {m['recall@5']:.3f}  recall@10 {m['recall@10']:.3f}  MRR {m['mrr']:.3f}")
+        return 0
+    result = run(args.conversations, args.out or ROOT / "bench" / "results" / "locomo.json", MODES)
     print(f"\n{'mode':<30} {'recall@5':>9} {'recall@10':>10} {'MRR':>7} {'p50 ms':>8}")
     for name, m in result["modes"].items():
         print(

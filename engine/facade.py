@@ -16,6 +16,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import apsw
+
 from engine import memory_get as memget
 from engine import recall, session_index, trust
 from engine.config import Settings
@@ -340,19 +342,23 @@ class MemoryEngine:
         progress: EmbedProgress | None = None,
         cancel: threading.Event | None = None,
         limit: int | None = None,
-        lock_timeout: float = 0.0,
+        lock_timeout: float | None = 0.0,
+        on_wait: Callable[[], None] | None = None,
     ) -> EmbedStats | None:
         """Compute vectors for chunks that lack one (resumable; None when keyword-only).
 
         Not under the reindex lock: each batch is its own transaction, and a chunk replaced
         by a concurrent text sync simply no longer matches (its vector still lands in the cache).
+        One pass at a time per agent (``embed.lock``): ``lock_timeout`` is how long to wait for
+        another pass to finish (0: return None at once; None: wait until it is free, or until
+        ``cancel`` is set); ``on_wait`` is called once when this pass has to wait.
         """
         choice = self.provider_choice()
         if choice.provider is None or self.index_state(choice).semantic_paused:
             return None
         lock = ReindexLock(self.settings.agent_dir / "embed.lock", timeout=lock_timeout)
-        if not lock.acquire():
-            return None  # another clawmem process is embedding this agent's chunks right now
+        if not lock.acquire(cancel=cancel, on_wait=on_wait):
+            return None  # another pass is embedding this agent's chunks (or we were cancelled waiting)
         try:
             return self._embed_locked(progress, cancel, limit)
         finally:
@@ -414,6 +420,7 @@ class MemoryEngine:
         record: bool = True,
         sync: bool = True,
         include_untrusted: bool = False,
+        sources: tuple[str, ...] | None = None,
     ) -> SearchResponse:
         """Hybrid search with a breakdown per hit and the near-misses (DESIGN §5).
 
@@ -421,6 +428,8 @@ class MemoryEngine:
         (previews, the TUI's search-as-you-type until a result is opened, ``--no-record``).
         Untrusted-origin hits (web pages, other people) are left out and listed among the
         near-misses with the reason, unless ``include_untrusted``; then they are labelled.
+        ``sources`` defaults to the indexed sources (``index.sources``: memory, and sessions when
+        session indexing is on).
         """
         if not query.strip():
             raise ClawmemError("the query is empty")
@@ -439,12 +448,16 @@ class MemoryEngine:
         warnings: list[str] = []
         conn = self.store.conn()
         if self.stored_identity() is None and self.workspace.is_dir():
-            self.sync(embed=True)  # the spec: an empty index runs one sync first
+            # The spec: an empty index runs one sync first. Callers that sync themselves (the app's
+            # background worker) get the text only; the worker embeds.
+            self.sync(embed=sync)
         elif sync and self.workspace.is_dir():
             try:
                 self.sync(embed=False, lock_timeout=0.0)
             except ClawmemError as exc:  # busy elsewhere: search what is there
                 warnings.append(str(exc))
+            except apsw.BusyError:  # another process holds the write lock past the busy timeout
+                warnings.append("the index is being written by another process; searched what is there")
         choice = self.provider_choice() if legs != "keyword" else None
         state = self.index_state(choice) if choice is not None else None
         provider = choice.provider if choice is not None else None
@@ -487,6 +500,7 @@ class MemoryEngine:
                 scoring,
                 legs,
                 include_untrusted=include_untrusted,
+                sources=tuple(sources) if sources else tuple(self.settings.index.sources),
             ),
             self.settings,
             self.clock.now(),
@@ -494,6 +508,7 @@ class MemoryEngine:
             tokenizer=fts_tokenizer_in_use(conn) or self.settings.index.fts_tokenizer,
             coverage=coverage,
             chunk_total=total,
+            embedding_active=coverage < 1.0 and self.embedding_active(),
             warnings=warnings,
         )
         if choice is not None and choice.error:
@@ -507,6 +522,14 @@ class MemoryEngine:
         if record:
             recall.record_search(conn, query, response.results, self.clock)
         return response
+
+    def embedding_active(self) -> bool:
+        """Whether an embedding pass (this process's worker or another clawmem) is running now."""
+        probe = ReindexLock(self.settings.agent_dir / "embed.lock", timeout=0.0)
+        if probe.acquire():
+            probe.release()
+            return False
+        return True
 
     def _vector_matrix(self, model: str) -> VectorMatrix | None:
         """All vectors in memory, for processes that search more than once (the app, benches).

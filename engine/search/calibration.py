@@ -27,6 +27,7 @@ the background was.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -47,12 +48,31 @@ _CJK = re.compile("[\u3040-\u30ff\u3131-\u3163\u3400-\u4dbf\u4e00-\u9fff\uac00-\
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
 
+_HEADING_LINE = re.compile(r"^\s*#{1,6}(?:\s.*)?$")
+
+
+def has_content(text: str) -> bool:
+    """Whether a chunk holds anything but headings, blank lines and comment markers.
+
+    A curated file's heading is an entry of its own (``# User``, ``## Work`` plus the marker line
+    below it): its vector is a generic "a note" direction, close to every query, and its cosine
+    says nothing about relevance. Calibrated scoring gives such chunks no vector evidence.
+    """
+    body = _COMMENT.sub(" ", text)
+    return any(line.strip() and not _HEADING_LINE.match(line) for line in body.split("\n"))
+
+
 def script_of(text: str) -> str:
     """'cjk' when ≥ 80 % of the letters are CJK, 'latin' when ≤ 20 %, else 'mixed'.
 
     Markers in HTML comments (``<!-- observed: … -->``) are machine text, not the note's language.
     """
-    sample = _COMMENT.sub(" ", text[: SCRIPT_SAMPLE * 2])[:SCRIPT_SAMPLE]
+    return _script_of_head(text[: SCRIPT_SAMPLE * 2])
+
+
+@functools.lru_cache(maxsize=4096)  # the same candidates come back search after search (≤ ~10 MB)
+def _script_of_head(head: str) -> str:
+    sample = _COMMENT.sub(" ", head)[:SCRIPT_SAMPLE]
     letters = len(_LETTER.findall(sample))
     if not letters:
         return "mixed"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -38,7 +40,12 @@ from engine.store import search_queries as q
 from engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
 from engine.workspace.entries import entry_statuses
 
-CANDIDATE_WINDOW = 200  # every leg ranks a 200-wide window; results are cut at the end
+CANDIDATE_WINDOW = 200  # OpenClaw 2026.9.6: every leg ranks a 200-wide window; results are cut at the end
+# Calibrated scoring: a window of 8 × max results per leg (at least 64), the spec's own KNN factor.
+# On the bilingual fixture and LoCoMo it returns the same rankings as 200 (bench/RESULTS.md), and
+# MMR, which is quadratic in the candidates, gets a third of them.
+CALIBRATED_WINDOW_PER_RESULT = 8
+CALIBRATED_WINDOW_MIN = 64
 SUPERSEDED = re.compile(r"<!--\s*observed:[^>]*status:\s*superseded\s*-->", re.IGNORECASE)
 
 
@@ -79,11 +86,60 @@ class _Cand:
     legs: set[str] = field(default_factory=set)
 
 
+# (database, index revision, chunk count, tokenizer, term) -> chunks containing the term. Search as you type asks
+# for the same terms keystroke after keystroke; a count can be a full scan (a 2-letter term).
+_DF_CACHE: OrderedDict[tuple[str, int, int, str, str], int] = OrderedDict()
+_DF_SEEN: dict[str, int] = {}  # the last revision seen per database
+_DF_CACHE_SIZE = 4096
+_DF_LOCK = threading.Lock()  # searches run on worker threads
+
+
 def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str, total: int) -> dict[str, float]:
     """IDF of each query concept over the ``total`` indexed chunks: ln(1 + N / (df + 1))."""
     if not total or len(concepts) < 2:
         return {}
-    return {c: math.log(1 + total / (q.document_frequency(conn, c, tokenizer) + 1)) for c in concepts}
+    revision = q.index_revision(conn) if conn.filename else -1
+    with _DF_LOCK:
+        if revision < _DF_SEEN.get(conn.filename, 0):  # the index was reset: its counter restarted
+            for stale in [k for k in _DF_CACHE if k[0] == conn.filename]:
+                del _DF_CACHE[stale]
+        _DF_SEEN[conn.filename] = revision
+    out = {}
+    for c in concepts:
+        key = (conn.filename, revision, total, tokenizer, c)
+        with _DF_LOCK:
+            df = _DF_CACHE.get(key) if revision >= 0 else None
+            if df is not None:
+                _DF_CACHE.move_to_end(key)
+        if df is None:
+            df = q.document_frequency(conn, c, tokenizer)
+            if revision >= 0:
+                with _DF_LOCK:
+                    _DF_CACHE[key] = df
+                    if len(_DF_CACHE) > _DF_CACHE_SIZE:
+                        _DF_CACHE.popitem(last=False)
+        out[c] = math.log(1 + total / (df + 1))
+    return out
+
+
+def _best_keyword_hits(
+    hits: list[KeywordHit],
+    concepts: list[str],
+    weights: dict[str, float],
+    limit: int,
+    coverage_of: dict[str, float],
+) -> list[KeywordHit]:
+    """Calibrated scoring: the ``limit`` body hits that cover most of the query (then BM25), plus
+    every exact-path and path-only hit. Each keyword probe brings its own window of hits; scoring
+    (and MMR) needs only the best of them. ``coverage_of`` is filled for reuse."""
+    body = [h for h in hits if h.has_body and not h.exact_tier]
+    if len(body) <= limit:
+        return hits
+    for h in body:
+        coverage_of[h.id] = concept_coverage(concepts, h.text, weights)
+    body.sort(key=lambda h: (-coverage_of[h.id], -h.text_score, h.path, h.start_line))
+    keep = {h.id for h in body[:limit]}
+    return [h for h in hits if h.id in keep or not h.has_body or h.exact_tier]
 
 
 def _status(settings: Settings, path: str, start: int, end: int, text: str) -> str:
@@ -124,9 +180,15 @@ def run_search(
     tokenizer: str,
     coverage: float,
     chunk_total: int = 0,
+    embedding_active: bool = False,
     warnings: Sequence[str] = (),
 ) -> SearchResponse:
     s = settings.search
+    window = (
+        CANDIDATE_WINDOW
+        if req.scoring == "openclaw"
+        else min(CANDIDATE_WINDOW, max(CALIBRATED_WINDOW_MIN, CALIBRATED_WINDOW_PER_RESULT * req.max_results))
+    )
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     query = req.query.strip()
@@ -140,10 +202,16 @@ def run_search(
             query,
             tokenizer=tokenizer,
             sources=req.sources,
-            limit=CANDIDATE_WINDOW,
+            limit=window,
             cap=req.scoring == "openclaw",
             cjk_subphrases=req.scoring != "openclaw",
+            boost=req.scoring == "openclaw",
         )
+    concepts = query_concepts(query)
+    weights = concept_weights(conn, concepts, tokenizer, chunk_total) if req.scoring == "calibrated" else {}
+    coverage_of: dict[str, float] = {}
+    if req.scoring == "calibrated" and keyword_hits:
+        keyword_hits = _best_keyword_hits(keyword_hits, concepts, weights, window, coverage_of)
     timings["keyword"] = (time.perf_counter() - t0) * 1000
 
     cands: dict[str, _Cand] = {}
@@ -153,6 +221,10 @@ def run_search(
         notes.append(vctx.paused_reason)
     if semantic and coverage <= 0:
         semantic = False
+        notes.append(
+            "keyword-only: no chunk has a vector yet ("
+            + ("embedding is running)" if embedding_active else "run `clawmem index` to embed them)")
+        )
     qvec = None
     if semantic:
         assert vctx.provider is not None and vctx.model is not None
@@ -162,11 +234,9 @@ def run_search(
         t1 = time.perf_counter()
         vm = vctx.matrix() if vctx.matrix is not None else None
         leg = (
-            matrix_leg(conn, vm, qvec, req.sources, CANDIDATE_WINDOW)
+            matrix_leg(conn, vm, qvec, req.sources, window)
             if vm is not None
-            else vector_leg(
-                conn, qvec, model=vctx.model, sources=req.sources, limit=CANDIDATE_WINDOW, use_vec=vctx.use_vec
-            )
+            else vector_leg(conn, qvec, model=vctx.model, sources=req.sources, limit=window, use_vec=vctx.use_vec)
         )
         for vh in leg:
             cands[vh.id] = _Cand(
@@ -197,11 +267,13 @@ def run_search(
             cands[cid].cosine = cos
 
     meta = q.chunk_meta(conn, list(cands))
-    concepts = query_concepts(query)
-    weights = concept_weights(conn, concepts, tokenizer, chunk_total) if req.scoring == "calibrated" else {}
     mode = "hybrid" if semantic and req.legs == "hybrid" else ("vector-only" if semantic else "fts-only")
     if mode == "hybrid" and coverage < 1.0:
-        notes.append(f"hybrid search over {coverage * 100:.0f} % embedded chunks (embedding still running)")
+        pending = max(0, chunk_total - round(coverage * chunk_total))
+        notes.append(
+            f"hybrid search over {coverage * 100:.0f} % embedded chunks ("
+            + ("embedding is running)" if embedding_active else f"{pending:,} not embedded yet: run `clawmem index`)")
+        )
 
     openclaw = req.scoring == "openclaw"
     scored: list[tuple[_Cand, ScoreBreakdown, float, str | None]] = []
@@ -212,15 +284,17 @@ def run_search(
             continue  # chunk vanished (concurrent sync or forget)
         kw = c.kw
         v_raw = c.cosine
-        z = calib.z_score(v_raw, c.text) if v_raw is not None and calib.method != "raw" else None
-        vec = (calib.relevance(z) if z is not None else calib.apply(v_raw)) if v_raw is not None else 0.0
+        # A heading-only entry's cosine is no evidence (calibration.has_content): shown, not counted.
+        evidence = v_raw is not None and (calib.method == "raw" or cal.has_content(c.text))
+        z = calib.z_score(v_raw, c.text) if v_raw is not None and evidence and calib.method != "raw" else None
+        vec = (calib.relevance(z) if z is not None else calib.apply(v_raw)) if v_raw is not None and evidence else 0.0
         # OpenClaw 2026.9.6 gives every candidate of a file the query names exactly (vector hits and
         # body hits too, not only the path leg's first chunk) that file's exact tier.
         tier = exact_tier(query, c.path) if openclaw else (kw.exact_tier if kw else 0)
         if kw is None:
             k = 0.0
         elif kw.has_body and not openclaw:
-            k = concept_coverage(concepts, c.text, weights)
+            k = coverage_of[c.id] if c.id in coverage_of else concept_coverage(concepts, c.text, weights)
         elif kw.text_score > 0 or (kw.has_body and mode == "fts-only"):
             k = kw.boosted  # keyword-only OpenClaw ranks every body hit by its boosted score
         elif tier:
@@ -272,6 +346,7 @@ def run_search(
             mmr_rank=None,
             passed_threshold=False,
             vector_z=round(z, 3) if z is not None else None,
+            vector_note=None if evidence or v_raw is None else "heading only: its cosine is not evidence",
         )
         scored.append((c, bd, public, excluded))
 
@@ -303,6 +378,7 @@ def run_search(
         sorted((x for x in live if x[1].path_tier == t), key=openclaw_key if openclaw else tier_key) for t in (3, 2, 1)
     ]
     groups.append(sorted((x for x in live if x[1].path_tier == 0), key=openclaw_key if openclaw else key))
+
     ordered: list[Item] = []
     for group in groups:
         if s.mmr_enabled and mode == "hybrid" and len(group) > 1:
@@ -343,8 +419,11 @@ def run_search(
                     chosen.add(x[0].id)
     chosen_ids = {x[0].id for x in selected}
     misses = [x for x in ordered if x[0].id not in chosen_ids]
-    misses.sort(key=lambda x: (-x[2], -x[1].pre_threshold, x[0].path, x[0].start_line))
-    near = [*misses[: req.max_results], *excluded_items[: req.max_results]][: req.max_results + len(excluded_items)]
+    # The best max_results of what was not returned: below the threshold, or left out (an invalid
+    # project annotation, an untrusted origin) — ranked together by the score each would have had.
+    near = sorted([*misses, *excluded_items], key=lambda x: (-x[1].pre_threshold, -x[2], x[0].path, x[0].start_line))[
+        : req.max_results
+    ]
 
     def to_hit(item: tuple[_Cand, ScoreBreakdown, float, str | None], passed: bool, returned: bool) -> SearchHit:
         c, bd, public, excluded = item

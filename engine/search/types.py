@@ -24,6 +24,7 @@ class ScoreBreakdown:
     mmr_rank: int | None  # position chosen by MMR within its group (1-based)
     passed_threshold: bool
     vector_z: float | None = None  # calibrated scoring: deviations above the workspace background
+    vector_note: str | None = None  # why a cosine was not counted (e.g. a heading-only entry)
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,8 @@ class VectorMatrix:
 
     model: str
     ids: tuple[str, ...]
-    sources: np.ndarray  # (n,) of source names
+    sources: np.ndarray  # (n,) int8 code of each row's source
+    source_names: tuple[str, ...]  # code -> source name
     matrix: np.ndarray  # (n, dims)
 
 
@@ -155,7 +156,9 @@ def build_matrix(conn: apsw.Connection, model: str) -> VectorMatrix | None:
     matrix = np.stack(blobs).astype(np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return VectorMatrix(model, tuple(ids), np.array(sources), matrix / norms)
+    names = tuple(sorted(set(sources)))
+    codes = np.array([names.index(src) for src in sources], dtype=np.int8)
+    return VectorMatrix(model, tuple(ids), codes, names, matrix / norms)
 
 
 def matrix_leg(
@@ -165,8 +168,9 @@ def matrix_leg(
     qv = np.asarray(query_vec, dtype=np.float32)
     qv = qv / (np.linalg.norm(qv) or 1.0)
     scores = vm.matrix @ qv
-    if sources:
-        scores = np.where(np.isin(vm.sources, list(sources)), scores, -np.inf)
+    if sources and not set(vm.source_names) <= set(sources):  # usually every row is "memory": no mask
+        wanted = [i for i, name in enumerate(vm.source_names) if name in sources]
+        scores = np.where(np.isin(vm.sources, wanted), scores, -np.inf)
     k = min(limit, len(scores))
     if k <= 0:
         return []

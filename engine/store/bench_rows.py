@@ -30,3 +30,21 @@ def fill_vec_table(conn: apsw.Connection) -> None:
         "INSERT OR REPLACE INTO memory_index_chunks_vec (id, embedding) "
         "SELECT id, embedding FROM memory_index_chunks WHERE embedding IS NOT NULL"
     )
+
+
+def copy_embedding_cache(conn: apsw.Connection, other_db: str) -> int:
+    """Copy another database's embedding cache into this one (a merged benchmark workspace reuses
+    vectors computed per conversation: the cache is keyed by text hash). Returns rows added."""
+    conn.execute("ATTACH DATABASE ? AS other", (other_db,))
+    try:
+        with conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO memory_embedding_cache "
+                "(provider, model, provider_key, hash, embedding, dims, updated_at) "
+                "SELECT provider, model, provider_key, hash, embedding, dims, updated_at "
+                "FROM other.memory_embedding_cache"
+            )
+            added = conn.changes()
+        return added
+    finally:
+        conn.execute("DETACH DATABASE other")

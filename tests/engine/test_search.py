@@ -139,7 +139,14 @@ def test_search_uses_the_vectors_that_exist_while_embedding_runs(engine: MemoryE
     engine.embed_pending(limit=8)
     r = engine.search("湖景房", record=False, sync=False)
     assert r.mode == "hybrid" and 0 < r.vector_coverage < 1
-    assert any("embedded" in w for w in r.warnings)
+    total = engine.vector_coverage()[1]
+    assert any(f"{total - 8:,} not embedded yet: run `clawmem index`" in w for w in r.warnings), r.warnings
+    # While a pass holds the embedding lock (the app's worker, another clawmem), it says so instead.
+    from engine.index.lock import ReindexLock
+
+    with ReindexLock(engine.settings.agent_dir / "embed.lock"):
+        r = engine.search("湖景房", record=False, sync=False)
+    assert any("embedding is running" in w for w in r.warnings), r.warnings
 
 
 def test_builtin_scan_matches_sqlite_vec(indexed_engine: MemoryEngine) -> None:
@@ -252,3 +259,54 @@ def test_repeated_searches_in_one_process_return_the_same_ranking(
     indexed_engine.sync()
     after = indexed_engine.search("has the return ticket been booked", record=False, min_score=0.0, sync=False)
     assert "memory/2026-11-06.md" in {h.path for h in after.results}
+
+
+def test_a_heading_only_entry_gets_no_vector_evidence(indexed_engine: MemoryEngine) -> None:
+    # "# User" plus a marker line is an entry of its own; its vector is close to every query, so
+    # calibrated scoring shows the cosine but does not count it (openclaw scoring still does).
+    def heading(r: object) -> SearchHit:
+        hits = (*r.results, *r.near_misses)  # type: ignore[attr-defined]
+        return next(h for h in hits if (h.path, h.start_line) == ("USER.md", 1))
+
+    r = indexed_engine.search("杭州周末行预算上限", record=False, min_score=0.0, max_results=30)
+    b = heading(r).breakdown
+    assert b.vector_raw is not None and b.vector_raw > 0.7
+    assert b.vector == 0.0 and b.vector_z is None and b.vector_note and "heading only" in b.vector_note
+    assert r.results[0].path == "MEMORY.md" and r.results[0].start_line == 4
+    raw = heading(
+        indexed_engine.search("杭州周末行预算上限", record=False, min_score=0.0, max_results=30, scoring="openclaw")
+    )
+    assert (
+        raw.breakdown.vector == pytest.approx(raw.breakdown.vector_raw, abs=1e-6) and raw.breakdown.vector_note is None
+    )
+
+
+def test_near_misses_are_at_most_max_results_and_keep_the_left_out_entries(indexed_engine: MemoryEngine) -> None:
+    for n in (1, 3, 6):
+        r = indexed_engine.search("Staging credentials rotate", record=False, max_results=n)
+        assert len(r.near_misses) <= n
+        scores = [h.breakdown.pre_threshold for h in r.near_misses]
+        assert scores == sorted(scores, reverse=True)
+    dropped = [h for h in r.near_misses if h.note == "dropped: invalid project annotation"]
+    assert dropped and (dropped[0].path, dropped[0].start_line) == ("MEMORY.md", 11)
+
+
+def test_search_before_any_vector_exists_says_it_is_keyword_only(engine: MemoryEngine) -> None:
+    engine.sync(embed=False)
+    r = engine.search("湖景房", record=False, sync=False)
+    assert r.mode == "fts-only" and r.results
+    assert any("no chunk has a vector yet" in w and "clawmem index" in w for w in r.warnings), r.warnings
+
+
+def test_incremental_sync_embeds_only_the_changed_chunk(engine: MemoryEngine, workspace: Path) -> None:
+    # The real model: a full index embeds every distinct text once; an edit to one diary embeds
+    # only that diary's new chunk; a no-change sync embeds nothing.
+    first = engine.sync()
+    distinct = {r[0] for r in engine.store.conn().execute("SELECT hash FROM memory_index_chunks")}
+    assert first.embedded == len(distinct) and first.pending_embeddings == 0
+    with (workspace / "memory" / "2026-11-02.md").open("a", encoding="utf-8") as fh:
+        fh.write("- 新增：返程车票已经买好了。\n")
+    second = engine.sync()
+    assert second.changed_files == 1 and second.embedded == 1 and second.pending_embeddings == 0
+    third = engine.sync()
+    assert third.changed_files == 0 and third.embedded == 0
