@@ -7,6 +7,8 @@ then shows both versions and lets the person choose — nothing is ever silently
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,6 +54,39 @@ class SaveResult:
     bytes_written: int
 
 
+# (rel, curated, SHA-256 of the bytes) -> parsed entries. The app re-reads the file list and the
+# open file on every index change; parsing a 10,000-entry MEMORY.md takes about a second, and the
+# bytes rarely changed. Entries are frozen, so sharing them is safe. Two threads asking for the
+# same bytes at once parse them once: the second waits for the first (on 2 cores, two parses of
+# the same file under the GIL took twice as long for both).
+_PARSED: OrderedDict[tuple[str, bool, str], tuple[Entry, ...]] = OrderedDict()
+_PARSED_SIZE = 64
+_PARSED_LOCK = threading.Lock()
+_PARSING: dict[tuple[str, bool, str], threading.Lock] = {}
+
+
+def _entries(rel: str, text: str, curated: bool, sha256: str) -> list[Entry]:
+    key = (rel, curated, sha256)
+    with _PARSED_LOCK:
+        hit = _PARSED.get(key)
+        if hit is not None:
+            _PARSED.move_to_end(key)
+            return list(hit)
+        flight = _PARSING.setdefault(key, threading.Lock())
+    with flight:
+        with _PARSED_LOCK:
+            hit = _PARSED.get(key)
+        if hit is None:
+            hit = tuple(parse_entries(rel, text, curated_root=curated))
+            with _PARSED_LOCK:
+                _PARSED[key] = hit
+                if len(_PARSED) > _PARSED_SIZE:
+                    _PARSED.popitem(last=False)
+    with _PARSED_LOCK:
+        _PARSING.pop(key, None)
+    return list(hit)
+
+
 def file_infos(workspace: Path, extra_paths: tuple[str, ...], max_bytes: int) -> list[FileInfo]:
     out = []
     for f in discover(workspace, extra_paths):
@@ -63,7 +98,7 @@ def _info(f: MemoryFile, max_bytes: int) -> FileInfo:
     read = read_memory_text(f.path, f.rel, max_bytes)
     if not isinstance(read, FileText):
         return FileInfo(f.rel, f.kind, f.size, f.mtime, f.date, -1, 0, 0, f.path_origin, f.indexed, read.reason)
-    entries = parse_entries(f.rel, read.text, curated_root=f.curated_root)
+    entries = _entries(f.rel, read.text, f.curated_root, read.raw_sha256)
     superseded = sum(1 for e in entries if e.superseded)
     return FileInfo(
         f.rel,
@@ -94,7 +129,7 @@ def snapshot(workspace: Path, rel: str) -> FileSnapshot:
 def entries_of(workspace: Path, rel: str) -> list[Entry]:
     snap = snapshot(workspace, rel)
     curated = snap.rel in ("USER.md", "MEMORY.md", "memory.md")
-    return parse_entries(snap.rel, snap.text, curated_root=curated)
+    return _entries(snap.rel, snap.text, curated, snap.sha256)
 
 
 def save(workspace: Path, base: FileSnapshot, text: str) -> SaveResult:

@@ -501,3 +501,48 @@ async def test_diary_entries_show_the_diary_date_as_observed(make_app: Callable[
         memory.open("MEMORY.md", None)  # undated and without markers: nothing to show
         await settle(pilot)
         assert {c.plain for c in table.get_column("observed")} == {"—"}
+
+
+async def test_a_long_file_fills_in_batches_in_order_and_a_reload_keeps_the_place(
+    make_app: Callable[..., ClawmemApp],
+) -> None:
+    """More entries than one batch: the table ends with every entry in file order, the entry at
+    the opened line selected; an external edit to one entry replaces that row only and leaves the
+    source cursor where the reader was."""
+    from tui.screens.memory import ENTRY_BATCH
+
+    count = ENTRY_BATCH * 3 + 17
+    app = make_app()
+    memory_md = app.engine.workspace / "MEMORY.md"
+
+    def text(edited: int | None = None) -> str:
+        rows = [f"- Decision {i}: keep note {i}." if i != edited else f"- Decision {i}: CHANGED." for i in range(count)]
+        return "# Long-Term Memory\n\n" + "\n".join(rows) + "\n"
+
+    memory_md.write_text(text(), encoding="utf-8")
+    target = count - 5  # Decision i is on line i + 3
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        memory = app.query_one(MemoryPane)
+        memory.open("MEMORY.md", target + 3)
+        table = app.query_one("#memory-entries", DataTable)
+        assert await wait_for(pilot, lambda: table.row_count == count, timeout=30)
+        await settle(pilot)
+        lines = [int(c.plain.split("–")[0]) for c in table.get_column("lines")]
+        assert lines == list(range(3, count + 3))
+        assert table.cursor_row == target
+        assert f"Decision {target}:" in table.get_row_at(table.cursor_row)[-1].plain
+        source = app.query_one("#memory-source", TextArea)
+        assert source.cursor_location[0] == target + 2
+
+        keys_before = {str(r.value) for r in table.rows}
+        memory_md.write_text(text(edited=10), encoding="utf-8")
+        memory.refresh_from_engine(frozenset({"MEMORY.md"}))
+        assert await wait_for(pilot, lambda: {str(r.value) for r in table.rows} != keys_before, timeout=30)
+        await settle(pilot)
+        assert memory.current == "MEMORY.md"  # the rebuilt file tree keeps the open file selected
+        changed = keys_before ^ {str(r.value) for r in table.rows}
+        assert len(changed) == 2 and all(k.startswith("13:") for k in changed)  # one row out, one in
+        assert table.row_count == count
+        assert source.cursor_location[0] == target + 2
+        assert "CHANGED" in source.text

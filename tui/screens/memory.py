@@ -22,7 +22,12 @@ from engine.workspace.catalog import FileInfo, FileSnapshot
 from tui.messages import EditFile, EngineFailed
 from tui.widgets.table_sync import sync_rows
 
-RENDER_LIMIT = 200_000  # characters; larger files open as source
+# Textual's Markdown widget mounts a widget per block, on the app's thread: a 1,000-bullet file
+# froze the app for seconds (bench/tui_tables.py). Larger files open as source, which is instant.
+RENDER_LIMIT = 12_000  # characters (MEMORY.md's Dreaming budget is 10,000)
+RENDER_MAX_LINES = 250
+SOFT_WRAP_MAX_LINES = 2_000
+ENTRY_BATCH = 500  # entries-table rows added per turn of the event loop
 ENTRY_COLUMNS = ("lines", "status", "observed", "imp", "triggers", "project", "origin", "entry")
 KIND_LABEL = {
     "user": "user model",
@@ -144,7 +149,10 @@ class MemoryPane(Vertical):
         self.current: str | None = None
         self.snapshot: FileSnapshot | None = None
         self._entries: list[EntryView] = []
+        self._cells: dict[tuple[EntryView, str | None], tuple[Text, ...]] = {}
         self._pending_line: int | None = None
+        self._table_line: int | None = None  # the line whose entry the table selects once filled
+        self._fill_scheduled = False
         self._mode = "rendered"
 
     def compose(self) -> ComposeResult:
@@ -184,6 +192,7 @@ class MemoryPane(Vertical):
         self.app.call_from_thread(self._show_files, files)
 
     def _show_files(self, files: list[FileInfo]) -> None:
+        before = self.files.get(self.current) if self.current else None
         self.files = {f.rel: f for f in files}
         tree = self.query_one(MemoryTree)
         expanded = {str(n.label.plain) for n in self._walk(tree.root) if n.is_expanded}
@@ -234,8 +243,10 @@ class MemoryPane(Vertical):
             self.open(first, None)
         elif self.current is not None:
             self._select_node(self.current)
-            if self.snapshot is not None and self.snapshot.rel == self.current:
-                self._fill_entries()  # the file's kind and date may have arrived after its entries
+            now = self.files.get(self.current)
+            moved = (before.kind, before.date) != (now.kind, now.date) if before and now else before is not now
+            if self.snapshot is not None and self.snapshot.rel == self.current and moved:
+                self._fill_entries()  # the file's kind and date arrived after its entries
 
     @staticmethod
     def _walk(node: TreeNode[str]) -> list[TreeNode[str]]:
@@ -258,7 +269,11 @@ class MemoryPane(Vertical):
                 while parent is not None:
                     parent.expand()
                     parent = parent.parent
-                tree.move_cursor(node)
+                # A rebuilt tree has no line numbers until it is laid out: reading last_line lays it
+                # out, so the cursor lands on this node instead of being clamped to the first file
+                # (an external edit of MEMORY.md used to switch the pane to USER.md).
+                if tree.last_line >= 0:
+                    tree.move_cursor(node)
                 break
 
     # ------------------------------------------------------------------ opening a file
@@ -286,7 +301,7 @@ class MemoryPane(Vertical):
     def _show_file(self, snap: FileSnapshot, entries: list[EntryView]) -> None:
         if snap.rel != self.current:
             return
-        self.snapshot = snap
+        previous, self.snapshot = self.snapshot, snap
         info = self.files.get(snap.rel)
         header = Text.assemble(
             (snap.rel, "bold"),
@@ -300,37 +315,87 @@ class MemoryPane(Vertical):
         self.query_one("#memory-file-header", Static).update(header)
         source = self.query_one("#memory-source", TextArea)
         if source.text != snap.text:
+            # A reload (an external edit, a save) keeps the reader where they were. Very long files
+            # are not soft-wrapped: wrapping 10,000 lines held the app for half a second per load.
+            same_file = previous is not None and previous.rel == snap.rel
+            cursor, scroll = source.cursor_location, source.scroll_offset
+            source.soft_wrap = snap.text.count("\n") <= SOFT_WRAP_MAX_LINES
             source.load_text(snap.text)
-        if len(snap.text) <= RENDER_LIMIT:
-            self.query_one("#memory-rendered", Markdown).update(decorate_markdown(snap.text, entries))
-        elif self._mode == "rendered":
-            self._set_mode("source")
+            if same_file:
+                last = source.document.line_count - 1
+                source.move_cursor((min(cursor[0], last), 0))
+                source.scroll_to(scroll.x, scroll.y, animate=False)
+        rendered = self.query_one("#memory-rendered", Markdown)
+        if len(snap.text) <= RENDER_LIMIT and snap.text.count("\n") <= RENDER_MAX_LINES:
+            rendered.update(decorate_markdown(snap.text, entries))
+        else:
+            rendered.update(
+                f"*{snap.rel} has {len(snap.text):,} characters on {snap.text.count(chr(10)) + 1:,} lines: "
+                "too long to render without freezing the app, so it is shown as source (`v`).*"
+            )
+            if self._mode == "rendered":
+                self._set_mode("source")
         self._entries = entries
-        self._fill_entries()
-        table = self.query_one(EntriesTable)
+        self._table_line = None
         if self._pending_line is not None:
             line = self._pending_line
             self._pending_line = None
             source.move_cursor((line - 1, 0), center=True)
             source.select_line(line - 1)
-            for index, view in enumerate(sorted(entries, key=lambda v: v.entry.start_line)):
-                if view.entry.marker_line <= line <= view.entry.end_line:
-                    table.move_cursor(row=index)
-                    break
+            self._table_line = line
+        self._fill_entries()
 
     def _fill_entries(self) -> None:
+        """Show ``self._entries`` in the entries table, by row key, in file order.
+
+        At most ENTRY_BATCH rows are added per turn of the event loop (the next batch is scheduled
+        after a refresh): building and measuring 10,000 rows in one go held the app for over two
+        seconds (bench/tui_tables.py), in batches a key is answered between them."""
         if self.snapshot is None:
             return
+        table = self.query_one(EntriesTable)
         info = self.files.get(self.snapshot.rel)
         file_date = info.date if info is not None and info.kind in DATED_KINDS else None
-        rows = {_entry_key(v): entry_cells(v, file_date) for v in self._entries}
+        shown = {str(k.value) for k in table.rows}
+        views = sorted(self._entries, key=lambda v: v.entry.start_line)
+        keys = [_entry_key(v) for v in views]
+        # Cells are built once per entry (a refresh rebuilt 80,000 Text cells) and only for the
+        # rows shown so far plus the next batch.
+        cells: dict[tuple[EntryView, str | None], tuple[Text, ...]] = {}
+        rows: dict[str, tuple[Text, ...]] = {}
+        added = 0
+        for view, key in zip(views, keys, strict=True):
+            if key not in shown:
+                if added >= ENTRY_BATCH:
+                    continue
+                added += 1
+            memo = (view, file_date)
+            row = self._cells.get(memo) or entry_cells(view, file_date)
+            cells[memo] = row
+            rows[key] = row
+        self._cells = cells
         sync_rows(
-            self.query_one(EntriesTable),
+            table,
             rows,
             ENTRY_COLUMNS,
             sort_column="lines",
             sort_key=lambda cell: int(str(cell.plain).split("–")[0]),
         )
+        if len(rows) < len(keys):
+            if not self._fill_scheduled:
+                self._fill_scheduled = True
+                self.call_after_refresh(self._fill_next_batch)
+            return
+        if self._table_line is not None:
+            line, self._table_line = self._table_line, None
+            for index, view in enumerate(views):
+                if view.entry.marker_line <= line <= view.entry.end_line:
+                    table.move_cursor(row=index)
+                    break
+
+    def _fill_next_batch(self) -> None:
+        self._fill_scheduled = False
+        self._fill_entries()
 
     def refresh_from_engine(self, paths: frozenset[str]) -> None:
         self.load_files()

@@ -39,8 +39,13 @@ def sync_rows(
     for key in existing - set(rows):
         table.remove_row(key)
     resort = False
+    # The cells each row was last given: an unchanged row is skipped without reading its cells back
+    # (10,000 rows × 8 cells of get_cell took seconds on every refresh).
+    synced: dict[str, tuple[Any, ...]] = getattr(table, "_clawmem_synced", {})
     for key, cells in rows.items():
         if key in existing:
+            if synced.get(key) == tuple(cells):
+                continue
             for column, value in zip(column_keys, cells, strict=True):
                 if table.get_cell(key, column) != value:
                     table.update_cell(key, column, value, update_width=True)
@@ -48,6 +53,7 @@ def sync_rows(
         else:
             table.add_row(*cells, key=key)
             resort = True
+    table._clawmem_synced = {key: tuple(cells) for key, cells in rows.items()}  # type: ignore[attr-defined]
     if resort and sort_column is not None:
         table.sort(sort_column, key=sort_key)
     if before is not None and before in rows:
