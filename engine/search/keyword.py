@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import apsw
@@ -150,6 +150,17 @@ def _body_search(
             )
         )
     return hits
+
+
+def _probe(
+    conn: apsw.Connection, term: str, booster: _Booster, tokenizer: str, sources: Sequence[str], limit: int
+) -> list[KeywordHit]:
+    """One extracted keyword's body hits, then its path hits (no exact tiers: only the full query
+    claims those)."""
+    return [
+        *_body_search(conn, term, booster, tokenizer, sources, limit),
+        *path_leg(conn, term, sources, limit, exact_tiers=False),
+    ]
 
 
 def exact_tier(query: str, path: str) -> int:
@@ -326,8 +337,10 @@ def keyword_leg(
     cap: bool = False,
     cjk_subphrases: bool = True,
     boost: bool = True,
-) -> tuple[list[KeywordHit], list[str]]:
-    """Keyword + path hits merged by chunk id, and the extracted keywords that were probed.
+    probe_filter: Callable[[str], bool] | None = None,
+) -> tuple[list[KeywordHit], list[str], list[str]]:
+    """Keyword + path hits merged by chunk id, the extracted keywords that were probed, and
+    those ``probe_filter`` turned down (too common to be worth a ranked probe).
 
     ``cap`` (openclaw scoring) does what OpenClaw's merge does: every hit of a file the query
     names exactly gets that file's tier, and only the best ``limit`` non-exact hits are kept
@@ -340,6 +353,7 @@ def keyword_leg(
     _merge(merged, _body_search(conn, query, booster, tokenizer, sources, limit))
     _merge(merged, path_leg(conn, query, sources, limit))
     probed: list[str] = []
+    skipped: list[str] = []
     non_exact = sum(1 for h in merged.values() if not h.exact_tier)
     if non_exact < limit:
         terms = [
@@ -350,12 +364,15 @@ def keyword_leg(
         same_query = lower_tokens(query) == lower_tokens(" ".join(terms))
         if terms and not (merged and same_query):
             for term in terms:
-                probed.append(term)
-                _merge(merged, _body_search(conn, term, booster, tokenizer, sources, limit))
-                _merge(merged, path_leg(conn, term, sources, limit, exact_tiers=False))
+                if probe_filter is not None and not probe_filter(term):
+                    skipped.append(term)
+                else:
+                    probed.append(term)
+            for term in probed:
+                _merge(merged, _probe(conn, term, booster, tokenizer, sources, limit))
     hits = list(merged.values())
     if not cap:
-        return hits, probed
+        return hits, probed, skipped
     # OpenClaw's merge: every hit of a file the full query names exactly carries that file's tier.
     hits = [h if h.exact_tier == (t := exact_tier(query, h.path)) else replace(h, exact_tier=t) for h in hits]
-    return limit_hits(hits, limit), probed
+    return limit_hits(hits, limit), probed, skipped

@@ -14,13 +14,14 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 import apsw
 
 from engine.config import Settings
-from engine.embed.provider import EmbeddingProvider
+from engine.embed.provider import EmbeddingProvider, Vector
 from engine.search import calibration as cal
 from engine.search.keyword import KeywordHit, exact_tier, keyword_leg
 from engine.search.ranking import (
@@ -35,7 +36,7 @@ from engine.search.ranking import (
 )
 from engine.search.tokens import concept_coverage, query_concepts
 from engine.search.types import Provenance, ScoreBreakdown, SearchHit, SearchResponse
-from engine.search.vector import VectorMatrix, cosines_for, matrix_leg, vector_leg
+from engine.search.vector import VectorMatrix, cosines_for, matrix_hits, matrix_top, vector_leg
 from engine.store import search_queries as q
 from engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
 from engine.workspace.entries import entry_statuses
@@ -46,6 +47,13 @@ CANDIDATE_WINDOW = 200  # OpenClaw 2026.9.6: every leg ranks a 200-wide window; 
 # MMR, which is quadratic in the candidates, gets a third of them.
 CALIBRATED_WINDOW_PER_RESULT = 8
 CALIBRATED_WINDOW_MIN = 64
+PROBE_MAX_SHARE = 0.10  # calibrated scoring: keyword probes skip terms in more than this share of chunks
+# The query is embedded, and ranked against the in-memory vectors, on its own thread while the
+# keyword leg runs: llama.cpp, numpy and SQLite all release the GIL, so on two cores the
+# embedding (~12 ms) and the 100k-row matrix product (~20 ms) cost little wall time beside the
+# keyword leg (10–40 ms). The thread never touches the database connection (apsw allows one
+# thread at a time on it). One worker: a query embedding is one model call.
+_EMBEDDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clawmem-query-embed")
 SUPERSEDED = re.compile(r"<!--\s*observed:[^>]*status:\s*superseded\s*-->", re.IGNORECASE)
 
 
@@ -94,10 +102,8 @@ _DF_CACHE_SIZE = 4096
 _DF_LOCK = threading.Lock()  # searches run on worker threads
 
 
-def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str, total: int) -> dict[str, float]:
-    """IDF of each query concept over the ``total`` indexed chunks: ln(1 + N / (df + 1))."""
-    if not total or len(concepts) < 2:
-        return {}
+def _document_frequencies(conn: apsw.Connection, terms: Sequence[str], tokenizer: str, total: int) -> dict[str, int]:
+    """How many indexed chunks contain each term, cached per index revision."""
     revision = q.index_revision(conn) if conn.filename else -1
     with _DF_LOCK:
         if revision < _DF_SEEN.get(conn.filename, 0):  # the index was reset: its counter restarted
@@ -105,21 +111,49 @@ def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str, 
                 del _DF_CACHE[stale]
         _DF_SEEN[conn.filename] = revision
     out = {}
-    for c in concepts:
+    for c in terms:
         key = (conn.filename, revision, total, tokenizer, c)
         with _DF_LOCK:
             df = _DF_CACHE.get(key) if revision >= 0 else None
             if df is not None:
                 _DF_CACHE.move_to_end(key)
         if df is None:
-            df = q.document_frequency(conn, c, tokenizer)
+            df = q.document_frequency(conn, c, tokenizer, total)
             if revision >= 0:
                 with _DF_LOCK:
                     _DF_CACHE[key] = df
                     if len(_DF_CACHE) > _DF_CACHE_SIZE:
                         _DF_CACHE.popitem(last=False)
-        out[c] = math.log(1 + total / (df + 1))
+        out[c] = df
     return out
+
+
+def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str, total: int) -> dict[str, float]:
+    """IDF of each query concept over the ``total`` indexed chunks: ln(1 + N / (df + 1))."""
+    if not total or len(concepts) < 2:
+        return {}
+    dfs = _document_frequencies(conn, concepts, tokenizer, total)
+    return {c: math.log(1 + total / (dfs[c] + 1)) for c in concepts}
+
+
+def probe_worth_it(conn: apsw.Connection, tokenizer: str, total: int, window: int) -> Callable[[str], bool]:
+    """Calibrated scoring: is a keyword probe for ``term`` worth its cost?
+
+    A probe ranks every chunk that contains the term by BM25 and keeps the best ``window``. For a
+    term in more than PROBE_MAX_SHARE of the chunks (a speaker's name, "group") those best are
+    the shortest chunks that mention it, and ranking them is most of a slow search (BM25 over
+    40,000 matches at 100k chunks). Such a term still counts where it matters: in the coverage
+    score of every candidate the other legs bring. Terms in fewer than ``window`` chunks are
+    always probed (the probe returns them all).
+    """
+    if not total:
+        return lambda term: True
+    limit = max(window, PROBE_MAX_SHARE * total)
+
+    def worth(term: str) -> bool:
+        return _document_frequencies(conn, [term], tokenizer, total)[term] <= limit
+
+    return worth
 
 
 def _best_keyword_hits(
@@ -154,14 +188,37 @@ def snippet_of(text: str, limit: int) -> str:
     """The first ``limit`` UTF-16 code units, never splitting a character (no marker, no trim)."""
     if len(text) <= limit // 2:
         return text  # even if every character took two units
-    if not text or max(text) <= "\uffff":
-        return text[:limit]  # one unit per character
+    head = text[:limit]
+    if head.isascii() or max(head) <= "\uffff":
+        return head  # one unit per character (only the head decides: it is all that is kept)
     units = 0
     for i, ch in enumerate(text):
         units += 2 if ord(ch) > 0xFFFF else 1
         if units > limit:
             return text[:i]
     return text
+
+
+@dataclass(frozen=True)
+class _QueryVector:
+    vector: Vector
+    embed_ms: float
+    top: list[tuple[int, float]] | None  # the in-memory matrix's best rows, when there is one
+    rank_ms: float
+
+
+def _embed_and_rank(
+    provider: EmbeddingProvider, query: str, vm: VectorMatrix | None, sources: Sequence[str], window: int
+) -> _QueryVector:
+    """Embed the query and, over the in-memory matrix, rank every vector (numpy, no database)."""
+    t = time.perf_counter()
+    vec = provider.embed_query(query)
+    embed_ms = (time.perf_counter() - t) * 1000
+    if vm is None:
+        return _QueryVector(vec, embed_ms, None, 0.0)
+    t = time.perf_counter()
+    top = matrix_top(vm, vec, sources, window)
+    return _QueryVector(vec, embed_ms, top, (time.perf_counter() - t) * 1000)
 
 
 def _iso_ms(ms: int | None) -> str | None:
@@ -194,10 +251,19 @@ def run_search(
     query = req.query.strip()
     notes = list(warnings)
 
+    semantic = vctx.provider is not None and vctx.model is not None and req.legs in ("hybrid", "vector")
+    embedding: Future[_QueryVector] | None = None
+    vm: VectorMatrix | None = None
+    if semantic and coverage > 0:
+        assert vctx.provider is not None
+        vm = vctx.matrix() if vctx.matrix is not None else None
+        embedding = _EMBEDDER.submit(_embed_and_rank, vctx.provider, query, vm, req.sources, window)
+
     keyword_hits: list[KeywordHit] = []
     probed: list[str] = []
+    skipped_probes: list[str] = []
     if req.legs in ("hybrid", "keyword"):
-        keyword_hits, probed = keyword_leg(
+        keyword_hits, probed, skipped_probes = keyword_leg(
             conn,
             query,
             tokenizer=tokenizer,
@@ -206,6 +272,7 @@ def run_search(
             cap=req.scoring == "openclaw",
             cjk_subphrases=req.scoring != "openclaw",
             boost=req.scoring == "openclaw",
+            probe_filter=probe_worth_it(conn, tokenizer, chunk_total, window) if req.scoring == "calibrated" else None,
         )
     concepts = query_concepts(query)
     weights = concept_weights(conn, concepts, tokenizer, chunk_total) if req.scoring == "calibrated" else {}
@@ -216,7 +283,6 @@ def run_search(
 
     cands: dict[str, _Cand] = {}
     calib = cal.RAW
-    semantic = vctx.provider is not None and vctx.model is not None and req.legs in ("hybrid", "vector")
     if vctx.paused_reason and req.legs != "keyword":
         notes.append(vctx.paused_reason)
     if semantic and coverage <= 0:
@@ -228,14 +294,13 @@ def run_search(
     qvec = None
     if semantic:
         assert vctx.provider is not None and vctx.model is not None
+        assert embedding is not None
+        qv = embedding.result()
+        qvec, timings["embed"] = qv.vector, qv.embed_ms
         t1 = time.perf_counter()
-        qvec = vctx.provider.embed_query(query)
-        timings["embed"] = (time.perf_counter() - t1) * 1000
-        t1 = time.perf_counter()
-        vm = vctx.matrix() if vctx.matrix is not None else None
         leg = (
-            matrix_leg(conn, vm, qvec, req.sources, window)
-            if vm is not None
+            matrix_hits(conn, vm, qv.top)
+            if vm is not None and qv.top is not None
             else vector_leg(conn, qvec, model=vctx.model, sources=req.sources, limit=window, use_vec=vctx.use_vec)
         )
         for vh in leg:
@@ -244,7 +309,7 @@ def run_search(
             )
         if req.scoring == "calibrated":
             calib = cal.measure(qvec, vctx.background())
-        timings["vector"] = (time.perf_counter() - t1) * 1000
+        timings["vector"] = qv.rank_ms + (time.perf_counter() - t1) * 1000  # ranking ran beside the keyword leg
 
     for kh in keyword_hits:
         c = cands.get(kh.id)
@@ -472,4 +537,5 @@ def run_search(
         threshold_rescue=rescue,
         calibration=calib.describe() if semantic else None,
         keyword_probes=tuple(probed),
+        keyword_probes_skipped=tuple(skipped_probes),
     )

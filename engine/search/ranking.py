@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from itertools import chain
 from typing import TypeVar
 
@@ -93,6 +94,12 @@ _WORD = re.compile(r"[^\W]+", re.UNICODE)
 _CJK_ANY = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]")
 
 
+# A snippet's tokens are a pure function of its text; the app searches as the user types, so the
+# same candidates come back keystroke after keystroke (tokenising them was a fifth of a search).
+MMR_TOKEN_CACHE = 32_768
+
+
+@lru_cache(maxsize=MMR_TOKEN_CACHE)
 def snippet_tokens(text: str) -> frozenset[str]:
     """Lowercased word tokens for MMR's Jaccard similarity; CJK runs become bigrams."""
     lower = text.lower()
@@ -111,6 +118,7 @@ _ASCII_WORD = re.compile(r"[a-z0-9_]+")
 _OC_CJK_RUN = re.compile("[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u1100-\u11ff]+")
 
 
+@lru_cache(maxsize=MMR_TOKEN_CACHE)
 def openclaw_snippet_tokens(text: str) -> frozenset[str]:
     """OpenClaw's MMR tokens: ASCII words, CJK characters and adjacent CJK pairs.
 

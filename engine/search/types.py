@@ -70,6 +70,7 @@ class SearchResponse:
     threshold_rescue: bool = False  # nothing passed min_score: keyword hits returned at threshold 0
     calibration: str | None = None  # how cosine became the vector score, in words
     keyword_probes: tuple[str, ...] = ()  # extracted keywords searched separately
+    keyword_probes_skipped: tuple[str, ...] = ()  # extracted keywords too common to probe
 
 
 @dataclass(frozen=True)

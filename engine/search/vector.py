@@ -165,6 +165,12 @@ def matrix_leg(
     conn: apsw.Connection, vm: VectorMatrix, query_vec: np.ndarray, sources: Sequence[str], limit: int
 ) -> list[VectorHit]:
     """The vector leg over the in-memory matrix: same rows and scores as the KNN."""
+    return matrix_hits(conn, vm, matrix_top(vm, query_vec, sources, limit))
+
+
+def matrix_top(vm: VectorMatrix, query_vec: np.ndarray, sources: Sequence[str], limit: int) -> list[tuple[int, float]]:
+    """The best ``limit`` rows of the matrix (row index, cosine), best first. Pure numpy, no
+    database: it can run on another thread while the keyword leg uses the connection."""
     qv = np.asarray(query_vec, dtype=np.float32)
     qv = qv / (np.linalg.norm(qv) or 1.0)
     scores = vm.matrix @ qv
@@ -176,11 +182,15 @@ def matrix_leg(
         return []
     part = np.argpartition(-scores, k - 1)[:k]
     part = part[np.argsort(-scores[part], kind="stable")]
-    top = [int(i) for i in part if np.isfinite(scores[i])]
-    rows = q.chunk_rows(conn, [vm.ids[i] for i in top])
+    return [(int(i), float(scores[i])) for i in part if np.isfinite(scores[i])]
+
+
+def matrix_hits(conn: apsw.Connection, vm: VectorMatrix, top: Sequence[tuple[int, float]]) -> list[VectorHit]:
+    """The chunks of :func:`matrix_top`'s rows, read from the index."""
+    rows = q.chunk_rows(conn, [vm.ids[i] for i, _ in top])
     out = []
-    for i in top:
+    for i, score in top:
         r = rows.get(vm.ids[i])
         if r is not None:
-            out.append(VectorHit(vm.ids[i], r[0], r[1], r[2], r[3], r[4], float(scores[i])))
+            out.append(VectorHit(vm.ids[i], r[0], r[1], r[2], r[3], r[4], score))
     return out

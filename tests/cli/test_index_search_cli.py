@@ -75,6 +75,7 @@ def test_search_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]
     _, out, _ = run(capsys, *kw, "search", "湖景房", "--json", "--no-record")
     data = json.loads(out)
     assert {"results", "near_misses", "mode", "provider", "model", "warnings", "timings_ms"} <= set(data)
+    assert data["keyword_probes_skipped"] == []  # 25 chunks: every term is rarer than the window
     hit = data["results"][0]
     assert set(hit) >= {"path", "start_line", "end_line", "score", "snippet", "source", "breakdown", "provenance"}
     assert set(hit["breakdown"]) == {

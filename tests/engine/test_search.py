@@ -310,3 +310,65 @@ def test_incremental_sync_embeds_only_the_changed_chunk(engine: MemoryEngine, wo
     assert second.changed_files == 1 and second.embedded == 1 and second.pending_embeddings == 0
     third = engine.sync()
     assert third.changed_files == 0 and third.embedded == 0
+
+
+def test_a_probe_term_in_most_chunks_is_skipped_and_still_counts_for_coverage(home: Path, tmp_path: Path) -> None:
+    """Calibrated scoring does not rank-probe a term found in more than a tenth of the chunks (and
+    more than the candidate window): its best BM25 hits would be the shortest chunks that name it.
+    The response says which were skipped; the rarer terms are probed; a chunk holding both the
+    rare and the common term still ranks first, by coverage. ``--scoring openclaw`` probes all."""
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for i in range(120):
+        # 120 notes name Maria (more than the 64-wide window and 10 % of the chunks); 3 the choir.
+        extra = " She sang with the church choir." if i in (7, 40, 90) else ""
+        (ws / "memory" / f"note-{i:03d}.md").write_text(f"# Note {i}\n\nMaria wrote about topic {i}.{extra}\n")
+    engine = MemoryEngine(make_settings(home, ws, embedding={"provider": "none"}))
+    try:
+        engine.sync()
+        r = engine.search("In what activity did Maria and her church choir participate", record=False)
+        assert r.keyword_probes_skipped == ("maria",)
+        assert "church" in r.keyword_probes and "choir" in r.keyword_probes and "maria" not in r.keyword_probes
+        assert {h.path for h in r.results[:3]} == {f"memory/note-{i:03d}.md" for i in (7, 40, 90)}
+        oc = engine.search(
+            "In what activity did Maria and her church choir participate", scoring="openclaw", record=False
+        )
+        assert "maria" in oc.keyword_probes and oc.keyword_probes_skipped == ()
+    finally:
+        engine.close()
+
+
+def test_a_term_in_fewer_chunks_than_the_window_is_always_probed(fts_engine: MemoryEngine) -> None:
+    # The fixture has 25 chunks: every term is in fewer than the 64-wide window, so nothing is skipped.
+    fts_engine.sync()
+    r = fts_engine.search("why didn't we book the lake view room", record=False)
+    assert r.keyword_probes and r.keyword_probes_skipped == ()
+
+
+def test_a_document_frequency_no_index_answers_is_estimated_from_a_sample_on_large_indexes(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A two-letter Latin word has no trigram: its document frequency is a LIKE scan of every chunk
+    (100 ms at 100k). Above LIKE_SAMPLE chunks it is estimated from the first LIKE_SAMPLE by rowid;
+    at or below, or without a chunk count, counted exactly. (The sample is shrunk to 30 here.)"""
+    from engine.store import search_queries
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    engine = MemoryEngine(make_settings(home, ws, embedding={"provider": "none"}))
+    try:
+        for batch, word in ((0, "we go there"), (1, "we stay home")):  # the first 30 rowids say "go"
+            for i in range(30):
+                (ws / "memory" / f"note-{batch}-{i:03d}.md").write_text(f"# Note {i}\n\nOn day {i} {word}.\n")
+            engine.sync()
+        conn = engine.store.conn()
+        total = int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0])
+        assert total == 60
+        assert search_queries.document_frequency(conn, "go", "trigram", total) == 30
+        monkeypatch.setattr(search_queries, "LIKE_SAMPLE", 30)
+        assert search_queries.document_frequency(conn, "go", "trigram", total) == 60  # 30 of 30 sampled
+        assert search_queries.document_frequency(conn, "go", "trigram") == 30
+        monkeypatch.setattr(search_queries, "LIKE_SAMPLE", 60)
+        assert search_queries.document_frequency(conn, "go", "trigram", total) == 30
+    finally:
+        engine.close()

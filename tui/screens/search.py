@@ -238,6 +238,8 @@ class SearchPane(Vertical):
             summary.append("  · nothing passed the threshold: keyword hits shown", style="yellow")
         if response.keyword_probes:
             summary.append(f"  · probes: {', '.join(response.keyword_probes)}", style="dim")
+        if response.keyword_probes_skipped:
+            summary.append(f"  · too common to probe: {', '.join(response.keyword_probes_skipped)}", style="dim")
         for warning in response.warnings:
             summary.append(f"\n⚠ {warning}", style="yellow")
         self.query_one("#search-summary", Static).update(summary)
