@@ -239,7 +239,8 @@ class MemoryPane(Vertical):
                 name = f.rel.removeprefix("memory/")
                 node.add_leaf(self._label(f, name), data=f.rel)
         if self.current is None and files:
-            first = next((f.rel for f in files if f.kind == "curated"), files[0].rel)
+            # The top of the tree: USER.md, else MEMORY.md, else the first file.
+            first = next((f.rel for kind in ("user", "curated") for f in files if f.kind == kind), files[0].rel)
             self.open(first, None)
         elif self.current is not None:
             self._select_node(self.current)
