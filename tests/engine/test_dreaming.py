@@ -331,17 +331,29 @@ def dreaming_wrote(text: str) -> consolidate.Written:
     return consolidate.Written.from_rewrites([("", text)])
 
 
-def test_added_entry_has_the_spec_form_and_markers() -> None:
-    existing = "# Long-Term Memory\n\n- Keep me.\n- Me too.\n- And me.\n- Fourth.\n"
-    plan = consolidate.plan(
+def plan_for(
+    existing: str,
+    candidates: list[consolidate.Candidate],
+    *,
+    written: consolidate.Written | None = None,
+    budget: int = 10_000,
+) -> consolidate.Plan:
+    """consolidate.plan on 2026-11-05 at the spec's limits (25 % loss, 160-token snippets);
+    ``written`` is what Dreaming wrote before (default: nothing)."""
+    return consolidate.plan(
         existing,
-        [candidate(supersedes_key="db-password")],
+        candidates,
         day="2026-11-05",
-        budget=10_000,
+        budget=budget,
         max_loss=0.25,
         max_tokens=160,
-        written=consolidate.Written(),
+        written=written if written is not None else consolidate.Written(),
     )
+
+
+def test_added_entry_has_the_spec_form_and_markers() -> None:
+    existing = "# Long-Term Memory\n\n- Keep me.\n- Me too.\n- And me.\n- Fourth.\n"
+    plan = plan_for(existing, [candidate(supersedes_key="db-password")])
     assert plan.mode == "rewrite" and plan.added == 1
     assert plan.content == existing + (
         "\n## Consolidated Memory (2026-11-05)\n\n"
@@ -350,19 +362,10 @@ def test_added_entry_has_the_spec_form_and_markers() -> None:
         f"- {FACT} Source: memory/2026-11-02.md#L1-L1 <!-- trigger: staging, database, password --> "
         "<!-- importance: 8 -->\n"
     )
-    empty = consolidate.plan(
-        "", [candidate()], day="2026-11-05", budget=10_000, max_loss=0.25, max_tokens=160, written=consolidate.Written()
-    )
+    empty = plan_for("", [candidate()])
     assert empty.content is not None and empty.content.startswith("# Long-Term Memory\n\n## Consolidated Memory")
-    twice = consolidate.plan(  # a chunk and its daily claim, both ranked: the fact is written once
-        "",
-        [candidate(), candidate(key="memory:claim:abc", snippet=f"- {FACT}")],
-        day="2026-11-05",
-        budget=10_000,
-        max_loss=0.25,
-        max_tokens=160,
-        written=consolidate.Written(),
-    )
+    # A chunk and its daily claim, both ranked: the fact is written once.
+    twice = plan_for("", [candidate(), candidate(key="memory:claim:abc", snippet=f"- {FACT}")])
     assert twice.added == 1 and [s.category for s in twice.skipped] == ["duplicate"]
 
 
@@ -383,15 +386,7 @@ def test_superseded_replaces_the_lineage_entry_and_merged_needs_equal_fact() -> 
             "",
         ]
     )
-    plan = consolidate.plan(
-        existing,
-        [candidate(supersedes_key="db-password")],
-        day="2026-11-05",
-        budget=10_000,
-        max_loss=0.25,
-        max_tokens=160,
-        written=dreaming_wrote(existing),
-    )
+    plan = plan_for(existing, [candidate(supersedes_key="db-password")], written=dreaming_wrote(existing))
     assert plan.mode == "rewrite" and plan.superseded == 1
     assert plan.operations[0].prior_entries == (old,)
     assert (
@@ -413,27 +408,11 @@ def test_superseded_replaces_the_lineage_entry_and_merged_needs_equal_fact() -> 
             "",
         ]
     )
-    merged = consolidate.plan(
-        existing,
-        [candidate()],
-        day="2026-11-05",
-        budget=10_000,
-        max_loss=0.25,
-        max_tokens=160,
-        written=dreaming_wrote(existing),
-    )
+    merged = plan_for(existing, [candidate()], written=dreaming_wrote(existing))
     assert merged.mode == "rewrite" and merged.merged == 1 and merged.content is not None
     assert machine not in merged.content and "- a\n- b\n- c\n- d\n" in merged.content
 
-    user = consolidate.plan(
-        f"- {FACT}\n",
-        [candidate()],
-        day="2026-11-05",
-        budget=10_000,
-        max_loss=0.25,
-        max_tokens=160,
-        written=dreaming_wrote(f"- {FACT}\n"),
-    )
+    user = plan_for(f"- {FACT}\n", [candidate()], written=dreaming_wrote(f"- {FACT}\n"))
     assert user.content is None and user.skipped[0].category == "already in MEMORY.md"  # never merge a user line
 
 
@@ -443,15 +422,7 @@ def test_loss_bound_falls_back_to_the_append_section() -> None:
         "- a\n<!-- openclaw-memory-lineage:k -->\n<!-- openclaw-memory-promotion:memory:old -->\n"
         f"{old}\n"
     )  # superseding 1 of 2 entries loses 50 % > 25 %
-    plan = consolidate.plan(
-        existing,
-        [candidate(supersedes_key="k")],
-        day="2026-11-05",
-        budget=10_000,
-        max_loss=0.25,
-        max_tokens=160,
-        written=dreaming_wrote(existing),
-    )
+    plan = plan_for(existing, [candidate(supersedes_key="k")], written=dreaming_wrote(existing))
     assert plan.mode == "append" and plan.fallback_reason
     assert plan.content == existing + (
         "\n## Promoted From Short-Term Memory (2026-11-05)\n\n"
@@ -459,15 +430,7 @@ def test_loss_bound_falls_back_to_the_append_section() -> None:
         f"- {FACT} [score=0.810 signals=3 recalls=3 avg=0.900 source=memory/2026-11-02.md:1-1] "
         "<!-- trigger: staging, database, password --> <!-- importance: 8 -->\n"
     )
-    tight = consolidate.plan(
-        existing,
-        [candidate()],
-        day="2026-11-05",
-        budget=120,
-        max_loss=0.25,
-        max_tokens=160,
-        written=dreaming_wrote(existing),
-    )
+    tight = plan_for(existing, [candidate()], written=dreaming_wrote(existing), budget=120)
     assert tight.content is None and tight.unchanged_reason and tight.skipped[-1].category == "memory budget"
 
 
@@ -478,8 +441,7 @@ def test_merge_and_supersede_never_remove_an_entry_the_user_edited() -> None:
     wrote = dreaming_wrote("\n".join(lines[5:]))  # Dreaming wrote the marker pair and the entry
     edited = old.replace("Old password rule.", "Old password rule (it was monthly, not weekly).")
     existing = "\n".join(lines).replace(old, edited)
-    kw: dict[str, object] = dict(day="2026-11-05", budget=10_000, max_loss=0.25, max_tokens=160, written=wrote)
-    plan = consolidate.plan(existing, [candidate(supersedes_key="db-password")], **kw)  # type: ignore[arg-type]
+    plan = plan_for(existing, [candidate(supersedes_key="db-password")], written=wrote)
     assert plan.mode == "append" and plan.superseded == 0 and plan.content is not None
     assert plan.fallback_reason and "not exactly as clawmem wrote it (changed by hand" in plan.fallback_reason
     assert plan.content.startswith(existing) and edited in plan.content
@@ -487,9 +449,7 @@ def test_merge_and_supersede_never_remove_an_entry_the_user_edited() -> None:
     machine = f"- {FACT} Source: memory/2026-10-30.md#L2-L2 <!-- trigger: y --> <!-- importance: 6 -->"
     section = f"<!-- openclaw-memory-promotion:memory:memory/2026-10-30.md:2:2:x -->\n{machine}\n"
     retuned = section.replace("importance: 6", "importance: 10")  # the user raised the importance
-    merged = consolidate.plan(
-        "- a\n- b\n- c\n- d\n" + retuned, [candidate()], **{**kw, "written": dreaming_wrote(section)}
-    )  # type: ignore[arg-type]
+    merged = plan_for("- a\n- b\n- c\n- d\n" + retuned, [candidate()], written=dreaming_wrote(section))
     assert merged.content is None and merged.skipped[0].category == "already in MEMORY.md"
     assert "a promoted entry you edited" in merged.skipped[0].reason
 
@@ -501,9 +461,8 @@ def test_a_merge_leaves_no_empty_generated_heading_but_keeps_the_users() -> None
         f"<!-- openclaw-memory-promotion:memory:memory/2026-10-30.md:2:2:x -->\n{machine}\n"
     )
     head = "# Long-Term Memory\n\n- a\n- b\n- c\n- d\n\n"
-    kw: dict[str, object] = dict(day="2026-11-05", budget=10_000, max_loss=0.25, max_tokens=160)
-    kw["written"] = dreaming_wrote(section)
-    plan = consolidate.plan(head + section + "\n## Mine\n\n- e\n", [candidate()], **kw)  # type: ignore[arg-type]
+    wrote = dreaming_wrote(section)
+    plan = plan_for(head + section + "\n## Mine\n\n- e\n", [candidate()], written=wrote)
     assert plan.mode == "rewrite" and plan.merged == 1 and plan.content is not None
     # The heading and the blank line written with it go; the blank line before "## Mine" may be
     # the user's layout, so it stays.
@@ -513,7 +472,7 @@ def test_a_merge_leaves_no_empty_generated_heading_but_keeps_the_users() -> None
     assert long == ("+ - " + "x" * 175 + "…",) and len(long[0]) == 180
 
     mine = section.replace(machine, f"{machine}\n- my own line under the generated heading")
-    kept = consolidate.plan(head + mine, [candidate()], **kw)  # type: ignore[arg-type]
+    kept = plan_for(head + mine, [candidate()], written=wrote)
     assert kept.merged == 1 and kept.content is not None
     assert "## Consolidated Memory (2026-10-30)\n\n- my own line under the generated heading\n" in kept.content
 
