@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.session_fixture import HZ, LINGYIN
 from tui.cli import main
-
-SESSIONS = FIXTURES / "sessions"
-HZ = SESSIONS / "hangzhou-trip.jsonl"
-LINGYIN = SESSIONS / "lingyin-tickets.jsonl"
 
 
 @pytest.fixture

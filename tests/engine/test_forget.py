@@ -20,23 +20,8 @@ from engine.facade import MemoryEngine
 from engine.store import dreaming_rows, recall_rows
 from engine.store import sessions_rows as srows
 from engine.store.dreaming_rows import PreimageRow
-from tests.conftest import FIXTURES, make_settings
-
-SESSIONS = FIXTURES / "sessions"
-HZ = SESSIONS / "hangzhou-trip.jsonl"
-LINGYIN = SESSIONS / "lingyin-tickets.jsonl"
-CRON = SESSIONS / "cron-digest.jsonl"
-B = "sess-lingyin-02"
-A = "sess-hz-01"
-B_FACT = "- Lingyin Temple tickets are booked for Saturday at 9:00, two adults."
-A_FACT = "- Hangzhou weekend budget: 3000 yuan for two people."
-RECALLS = (
-    ("2026-11-01T10:00:00+00:00", "Lingyin Temple tickets"),
-    ("2026-11-02T10:00:00+00:00", "temple tickets Saturday"),
-    ("2026-11-03T10:00:00+00:00", "Lingyin booked two adults"),
-)
-DREAM_AT = "2026-11-03T11:00:00+00:00"
-AFTER = "2026-11-05T09:00:00+00:00"
+from tests.conftest import make_settings
+from tests.session_fixture import A_FACT, AFTER, B_FACT, CRON, DREAM_AT, HZ, LINGYIN, RECALLS, A, B
 
 
 def at(settings: object, now: str) -> MemoryEngine:

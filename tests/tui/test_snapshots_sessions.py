@@ -24,26 +24,10 @@ from textual.pilot import Pilot
 
 from engine.config import Settings, load_settings
 from engine.facade import MemoryEngine
-from tests.conftest import FIXTURES
+from tests.session_fixture import A_FACT, AFTER, B_FACT, CRON, DREAM_AT, HZ, LINGYIN, RECALLS, A, B
 from tests.tui.conftest import SNAP_ROOT
 from tests.tui.test_snapshots import SIZES, settle
 from tui.app import ClawmemApp
-
-SESSIONS = FIXTURES / "sessions"
-HZ = SESSIONS / "hangzhou-trip.jsonl"
-LINGYIN = SESSIONS / "lingyin-tickets.jsonl"
-CRON = SESSIONS / "cron-digest.jsonl"
-A = "sess-hz-01"  # has a network tool result and a tainted assistant turn
-B = "sess-lingyin-02"  # its fact is promoted into MEMORY.md
-B_FACT = "- Lingyin Temple tickets are booked for Saturday at 9:00, two adults."
-A_FACT = "- Hangzhou weekend budget: 3000 yuan for two people."
-RECALLS = (
-    ("2026-11-01T10:00:00+00:00", "Lingyin Temple tickets"),
-    ("2026-11-02T10:00:00+00:00", "temple tickets Saturday"),
-    ("2026-11-03T10:00:00+00:00", "Lingyin booked two adults"),
-)
-DREAM_AT = "2026-11-03T11:00:00+00:00"
-AFTER = "2026-11-05T09:00:00+00:00"
 
 
 def at(settings: Settings, now: str) -> MemoryEngine:
