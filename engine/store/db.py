@@ -11,7 +11,7 @@ busy timeout raises :class:`~engine.errors.DatabaseLocked`, a one-line user erro
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -54,17 +54,25 @@ def open_connection(path: Path | str, *, load_vec: bool = True) -> tuple[apsw.Co
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
     vec_error = _load_vec(conn) if load_vec else "sqlite-vec disabled"
     cjk_index.register(conn)  # its Python tokenizer must be known before the bigram table is used
-    try:
+    with _usable(path, conn.close):
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+    return conn, vec_error
+
+
+@contextmanager
+def _usable(path: Path | str, close: Callable[[], object]) -> Iterator[None]:
+    """SQLite errors while setting a database up, as one-line errors (``close`` runs first):
+    the write lock held elsewhere is :class:`DatabaseLocked`, anything else "not usable"."""
+    try:
+        yield
     except apsw.BusyError:
-        conn.close()
+        close()
         raise DatabaseLocked(path) from None
     except apsw.Error as exc:
-        conn.close()
+        close()
         raise ClawmemError(f"database {path} is not usable: {exc}") from None
-    return conn, vec_error
 
 
 def begin_immediate(conn: apsw.Connection) -> None:
@@ -88,14 +96,8 @@ class Store:
         conn = self.conn()  # open once now so errors surface early
         from engine.store.schema import ensure_schema
 
-        try:
+        with _usable(path, self.close):
             ensure_schema(conn)  # writes only when a component is behind
-        except apsw.BusyError:
-            self.close()
-            raise DatabaseLocked(path) from None
-        except apsw.Error as exc:
-            self.close()
-            raise ClawmemError(f"database {path} is not usable: {exc}") from None
 
     @property
     def vec_available(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -264,19 +265,11 @@ def _match_lists(conn: apsw.Connection, entry_key: str, column: str, except_quer
 
 def line_query_counts(conn: apsw.Connection, entry_key: str) -> dict[int, int]:
     """File line → how many distinct interactive queries matched it."""
-    out: dict[int, int] = {}
-    for lines in _match_lists(conn, entry_key, "lines", None):
-        for line in lines:
-            if isinstance(line, int):
-                out[line] = out.get(line, 0) + 1
-    return out
+    lists = _match_lists(conn, entry_key, "lines", None)
+    return dict(Counter(v for values in lists for v in values if isinstance(v, int)))
 
 
 def term_query_counts(conn: apsw.Connection, entry_key: str, *, except_query: str | None = None) -> dict[str, int]:
     """Concept term → how many distinct interactive queries hit it (``except_query`` left out)."""
-    out: dict[str, int] = {}
-    for terms in _match_lists(conn, entry_key, "terms", except_query):
-        for term in terms:
-            if isinstance(term, str):
-                out[term] = out.get(term, 0) + 1
-    return out
+    lists = _match_lists(conn, entry_key, "terms", except_query)
+    return dict(Counter(v for values in lists for v in values if isinstance(v, str)))
