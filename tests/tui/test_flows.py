@@ -208,6 +208,17 @@ def busy_workspace(notes: int = 400) -> dict[str, str]:
     return files
 
 
+def progress_recorder() -> tuple[list[IndexProgress], Callable[[Message], None]]:
+    """A message hook that keeps every IndexProgress the app posts, and the list it fills."""
+    seen: list[IndexProgress] = []
+
+    def hook(message: Message) -> None:
+        if isinstance(message, IndexProgress):
+            seen.append(message)
+
+    return seen, hook
+
+
 def keyword_found(app: ClawmemApp, text: str, path: str) -> bool:
     return any(h.path == path for h in app.engine.search(text, legs="keyword", record=False, sync=False).results)
 
@@ -216,12 +227,7 @@ async def test_a_file_change_during_embedding_is_synced_and_embedding_goes_on(
     make_unindexed_app: Callable[..., ClawmemApp],
 ) -> None:
     app = make_unindexed_app(busy_workspace())
-    seen: list[IndexProgress] = []
-
-    def hook(message: Message) -> None:
-        if isinstance(message, IndexProgress):
-            seen.append(message)
-
+    seen, hook = progress_recorder()
     async with app.run_test(size=(160, 45), message_hook=hook) as pilot:
         await pilot.press("4")
         # The pass is under way: some chunks have a vector, most do not yet.
@@ -253,12 +259,7 @@ async def test_a_cancel_pauses_embedding_until_the_user_reindexes(
     make_unindexed_app: Callable[..., ClawmemApp],
 ) -> None:
     app = make_unindexed_app(busy_workspace())
-    seen: list[IndexProgress] = []
-
-    def hook(message: Message) -> None:
-        if isinstance(message, IndexProgress):
-            seen.append(message)
-
+    seen, hook = progress_recorder()
     async with app.run_test(size=(160, 45), message_hook=hook) as pilot:
         await pilot.press("4")
         assert await wait_for(pilot, lambda: any(m.phase == "embed" and m.done > 0 for m in seen), timeout=120)
