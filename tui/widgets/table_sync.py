@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
+
+# The cells each table's rows were last given: an unchanged row is skipped without reading its
+# cells back (10,000 rows × 8 cells of get_cell took seconds on every refresh).
+_SYNCED: WeakKeyDictionary[DataTable[Any], dict[str, tuple[Any, ...]]] = WeakKeyDictionary()
 
 
 def cursor_key(table: DataTable[Any]) -> str | None:
@@ -39,9 +44,7 @@ def sync_rows(
     for key in existing - set(rows):
         table.remove_row(key)
     resort = False
-    # The cells each row was last given: an unchanged row is skipped without reading its cells back
-    # (10,000 rows × 8 cells of get_cell took seconds on every refresh).
-    synced: dict[str, tuple[Any, ...]] = getattr(table, "_clawmem_synced", {})
+    synced = _SYNCED.get(table, {})
     for key, cells in rows.items():
         if key in existing:
             if synced.get(key) == tuple(cells):
@@ -53,7 +56,7 @@ def sync_rows(
         else:
             table.add_row(*cells, key=key)
             resort = True
-    table._clawmem_synced = {key: tuple(cells) for key, cells in rows.items()}  # type: ignore[attr-defined]
+    _SYNCED[table] = {key: tuple(cells) for key, cells in rows.items()}
     if resort and sort_column is not None:
         table.sort(sort_column, key=sort_key)
     if before is not None and before in rows:
