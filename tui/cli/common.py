@@ -105,6 +105,18 @@ def project_key(flag: str = "--project") -> Callable[[str], str]:
     return convert
 
 
+def add_project_option(parser: argparse.ArgumentParser) -> None:
+    """``--project KEY`` (repeatable): the active project keys, validated by :func:`project_key`."""
+    parser.add_argument(
+        "--project",
+        action="append",
+        default=[],
+        type=project_key("--project"),
+        metavar="KEY",
+        help="an active project key (repeatable)",
+    )
+
+
 def iso_date(flag: str) -> Callable[[str], str]:
     def convert(text: str) -> str:
         try:

@@ -35,14 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="which trigger entries an incoming message would inject (Active Memory lane 1)",
     )
     t.add_argument("message", nargs="+", help="the incoming message (Chinese or English)")
-    t.add_argument(
-        "--project",
-        action="append",
-        default=[],
-        type=common.project_key("--project"),
-        metavar="KEY",
-        help="an active project key (repeatable)",
-    )
+    common.add_project_option(t)
     t.add_argument("--json", action="store_true", help="print every candidate and score as JSON")
     t.set_defaults(handler=cmd_triggers)
 

@@ -34,14 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="X",
         help="threshold after decay and importance, 0-1 (default 0.35)",
     )
-    p.add_argument(
-        "--project",
-        action="append",
-        default=[],
-        type=common.project_key("--project"),
-        metavar="KEY",
-        help="an active project key (repeatable)",
-    )
+    common.add_project_option(p)
     p.add_argument(
         "--scoring",
         type=common.one_of("--scoring", SCORINGS),
