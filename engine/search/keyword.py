@@ -25,6 +25,7 @@ import apsw
 from engine.paths import normalize_for_match
 from engine.search.tokens import extract_keywords, lower_tokens, nfc, query_tokens
 from engine.store import search_queries as q
+from engine.store.index_rows import IndexState
 
 KEYWORD_FALLBACK_TERMS = 6
 EXACT_PATH_LIMIT = 200
@@ -187,13 +188,13 @@ class _PathIndex:
     by_key: dict[str, list[tuple[str, str]]]
 
 
-# (database file, sources) -> (revision, path count, index): rebuilt when the indexed paths change.
-_PATH_INDEXES: dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int], _PathIndex]] = {}
+# (database file, sources) -> (index state, index): rebuilt when the indexed paths change.
+_PATH_INDEXES: dict[tuple[str, tuple[str, ...]], tuple[IndexState, _PathIndex]] = {}
 
 
 def _path_index(conn: apsw.Connection, sources: Sequence[str]) -> _PathIndex:
     key = (str(conn.filename), tuple(sources))
-    stamp = (q.index_revision(conn), q.source_count(conn, sources))
+    stamp = q.index_state(conn)
     cached = _PATH_INDEXES.get(key) if conn.filename else None  # in-memory databases: no cache
     if cached is not None and cached[0] == stamp:
         return cached[1]

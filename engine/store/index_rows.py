@@ -41,9 +41,23 @@ def delete_meta(conn: apsw.Connection, key: str) -> None:
     conn.execute("DELETE FROM memory_index_meta WHERE key = ?", (key,))
 
 
+@dataclass(frozen=True)
+class IndexState:
+    """The derived index's change counter and row counts, kept by triggers (schema INDEX_V3)."""
+
+    revision: int  # bumped by every source or chunk insert/delete and every source hash change
+    chunks: int
+    sources: int
+
+
+def state(conn: apsw.Connection) -> IndexState:
+    """One row read; the counts never need a COUNT(*) over the tables."""
+    row = next(iter(conn.execute("SELECT revision, chunks, sources FROM memory_index_state WHERE id = 1")), None)
+    return IndexState(int(row[0]), int(row[1]), int(row[2])) if row else IndexState(0, 0, 0)
+
+
 def revision(conn: apsw.Connection) -> int:
-    row = next(iter(conn.execute("SELECT revision FROM memory_index_state WHERE id = 1")), None)
-    return int(row[0]) if row else 0
+    return state(conn).revision
 
 
 # ----------------------------------------------------------------- sources
@@ -241,10 +255,10 @@ def pending_chunks(conn: apsw.Connection, limit: int | None = None) -> list[Pend
 def count_chunks(conn: apsw.Connection) -> tuple[int, int]:
     """(total, embedded).
 
-    Counted through indexes (a covering index for the total, the partial "pending" index for
-    chunks without a vector): COUNT(embedding) would read every vector, ~1 s at 100k chunks.
+    The total is the trigger-kept count; the chunks without a vector are counted through the
+    partial "pending" index (COUNT(embedding) would read every vector, ~1 s at 100k chunks).
     """
-    total = int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0])
+    total = state(conn).chunks
     pending = int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks WHERE embedding IS NULL")))[0])
     return total, total - pending
 

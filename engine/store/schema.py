@@ -214,10 +214,43 @@ def _index_v2(conn: apsw.Connection) -> None:
         cjk_index.rebuild_from_fts(conn)
 
 
+# Row counts kept by the triggers that already bump the revision, and an index on the sources'
+# source column. Every search needs the chunk count (coverage, the IDF weights) and whether other
+# sources exist: a COUNT(*) reads a whole index (5 ms at 100k chunks, several times per search)
+# and ``source NOT IN (…)`` scanned every file row; now one row read and a few index seeks.
+INDEX_V3 = """
+UPDATE memory_index_state SET
+    chunks = (SELECT COUNT(*) FROM memory_index_chunks),
+    sources = (SELECT COUNT(*) FROM memory_index_sources)
+WHERE id = 1;
+DROP TRIGGER IF EXISTS memory_index_sources_rev_ins;
+DROP TRIGGER IF EXISTS memory_index_sources_rev_del;
+DROP TRIGGER IF EXISTS memory_index_chunks_rev_ins;
+DROP TRIGGER IF EXISTS memory_index_chunks_rev_del;
+CREATE TRIGGER memory_index_sources_rev_ins AFTER INSERT ON memory_index_sources
+BEGIN UPDATE memory_index_state SET revision = revision + 1, sources = sources + 1 WHERE id = 1; END;
+CREATE TRIGGER memory_index_sources_rev_del AFTER DELETE ON memory_index_sources
+BEGIN UPDATE memory_index_state SET revision = revision + 1, sources = sources - 1 WHERE id = 1; END;
+CREATE TRIGGER memory_index_chunks_rev_ins AFTER INSERT ON memory_index_chunks
+BEGIN UPDATE memory_index_state SET revision = revision + 1, chunks = chunks + 1 WHERE id = 1; END;
+CREATE TRIGGER memory_index_chunks_rev_del AFTER DELETE ON memory_index_chunks
+BEGIN UPDATE memory_index_state SET revision = revision + 1, chunks = chunks - 1 WHERE id = 1; END;
+CREATE INDEX IF NOT EXISTS memory_index_sources_source ON memory_index_sources (source);
+"""
+
+
+def _index_v3(conn: apsw.Connection) -> None:
+    columns = {str(r[1]) for r in conn.execute("PRAGMA table_info(memory_index_state)")}
+    for column in ("chunks", "sources"):
+        if column not in columns:
+            conn.execute(f"ALTER TABLE memory_index_state ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+    conn.execute(INDEX_V3)
+
+
 # Component name -> ordered migrations (index i brings the component to version i + 1).
 # Feature modules append their own component here; never reorder or edit a shipped entry.
 COMPONENTS: dict[str, Sequence[Migration]] = {
-    "index": (_sql(INDEX_V1), _index_v2),
+    "index": (_sql(INDEX_V1), _index_v2, _index_v3),
     "core": (_sql(CORE_V1),),
 }
 

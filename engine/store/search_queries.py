@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import apsw
 
-from engine.store import cjk_index
+from engine.store import cjk_index, index_rows
 from engine.store.schema import vec_table_dims
 
 FTS = "memory_index_chunks_fts"
@@ -49,36 +50,35 @@ def body_match(
     (rare: "UK", "DB") stay ``LIKE`` filters.
     """
     cjk = [t for t in substrings if cjk_index.is_cjk_term(t) and len(t) == 2]
-    like_terms = [t for t in substrings if t not in cjk]
+    # Filters on the FTS row: the LIKE terms, then the sources.
     filters = ""
     params: list[object] = []
-    if cjk:
-        filters += f" AND rowid IN (SELECT rowid FROM {cjk_index.TABLE} WHERE {cjk_index.TABLE} MATCH ?)"
-        params.append(cjk_index.match_expression(cjk))
-    for term in like_terms:
-        filters += " AND text LIKE ? ESCAPE '\\'"
+    for term in (t for t in substrings if t not in cjk):
+        filters += f" AND {FTS}.text LIKE ? ESCAPE '\\'"
         params.append(f"%{escape_like(term)}%")
     if sources and _has_other_sources(conn, sources):
         # Reading the source column costs a content lookup per match: only when it can matter.
-        src, src_params = _source_clause(sources)
+        src, src_params = _source_clause(sources, f"{FTS}.source")
         filters += src
         params.extend(src_params)
     ranked: list[tuple[int, float | None]]
     if match:
-        ranked = [
-            (int(r[0]), float(r[1]))
-            for r in conn.execute(
-                f"SELECT rowid, bm25({FTS}) AS rank FROM {FTS} WHERE {FTS} MATCH ?{filters} ORDER BY rank ASC LIMIT ?",
-                [match, *params, limit],
-            )
-        ]
+        bigrams: list[object] = []
+        if cjk:
+            bigram_rows = f"SELECT rowid FROM {cjk_index.TABLE} WHERE {cjk_index.TABLE} MATCH ?"
+            filters = f" AND {FTS}.rowid IN ({bigram_rows})" + filters
+            bigrams.append(cjk_index.match_expression(cjk))
+        sql = f"SELECT rowid, bm25({FTS}) AS rank FROM {FTS} WHERE {FTS} MATCH ?{filters} ORDER BY rank ASC LIMIT ?"
+        ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, [match, *bigrams, *params, limit])]
+    elif cjk:
+        # Driven by the bigram index: a ``rowid IN (…)`` filter on the FTS table reads every row.
+        cjk_t = cjk_index.TABLE
+        join = f" JOIN {FTS} ON {FTS}.rowid = {cjk_t}.rowid" if filters else ""
+        sql = f"SELECT {cjk_t}.rowid FROM {cjk_t}{join} WHERE {cjk_t} MATCH ?{filters} ORDER BY {cjk_t}.rowid LIMIT ?"
+        ranked = [(int(r[0]), None) for r in conn.execute(sql, [cjk_index.match_expression(cjk), *params, limit])]
     elif filters:
-        ranked = [
-            (int(r[0]), None)
-            for r in conn.execute(
-                f"SELECT rowid FROM {FTS} WHERE 1 = 1{filters} ORDER BY rowid LIMIT ?", [*params, limit]
-            )
-        ]
+        sql = f"SELECT rowid FROM {FTS} WHERE 1 = 1{filters} ORDER BY rowid LIMIT ?"
+        ranked = [(int(r[0]), None) for r in conn.execute(sql, [*params, limit])]
     else:
         return []
     if not ranked:
@@ -100,15 +100,18 @@ def body_match(
 
 
 def _has_other_sources(conn: apsw.Connection, sources: Sequence[str]) -> bool:
-    marks = ", ".join("?" for _ in sources)
-    return (
-        next(
-            iter(
-                conn.execute(f"SELECT 1 FROM memory_index_sources WHERE source NOT IN ({marks}) LIMIT 1", list(sources))
-            ),
-            None,
-        )
-        is not None
+    """Whether some indexed file belongs to a source outside ``sources``.
+
+    A row outside the set sorts below its first value, between two neighbours or above its last:
+    one seek each on the source index (``NOT IN`` would read every file row).
+    """
+    ordered = sorted(set(sources))
+    gaps: list[tuple[str, list[str]]] = [("source < ?", [ordered[0]])]
+    gaps += [("source > ? AND source < ?", [lo, hi]) for lo, hi in pairwise(ordered)]
+    gaps.append(("source > ?", [ordered[-1]]))
+    return any(
+        next(iter(conn.execute(f"SELECT 1 FROM memory_index_sources WHERE {cond} LIMIT 1", params)), None) is not None
+        for cond, params in gaps
     )
 
 
@@ -175,9 +178,8 @@ def knn(conn: apsw.Connection, blob: bytes, k: int, model: str, sources: Sequenc
 
 
 def vector_count(conn: apsw.Connection) -> int:
-    """Chunks with a vector, counted through indexes (never reads the vectors themselves)."""
-    total = int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0])
-    return total - int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks WHERE embedding IS NULL")))[0])
+    """Chunks with a vector (never reads the vectors themselves)."""
+    return index_rows.count_chunks(conn)[1]
 
 
 def embedding_pages(
@@ -292,13 +294,12 @@ def first_chunks(conn: apsw.Connection, pairs: Sequence[tuple[str, str]]) -> dic
 
 def index_revision(conn: apsw.Connection) -> int:
     """The derived index's change counter (bumped by every source or chunk insert/delete)."""
-    row = next(iter(conn.execute("SELECT revision FROM memory_index_state WHERE id = 1")), None)
-    return int(row[0]) if row else 0
+    return index_rows.revision(conn)
 
 
-def source_count(conn: apsw.Connection, sources: Sequence[str]) -> int:
-    src, params = _source_clause(sources)
-    return int(next(iter(conn.execute(f"SELECT COUNT(*) FROM memory_index_sources WHERE 1 = 1{src}", params)))[0])
+def index_state(conn: apsw.Connection) -> index_rows.IndexState:
+    """The revision with the chunk and file counts: a stamp for caches of the indexed paths."""
+    return index_rows.state(conn)
 
 
 def has_filtered_vectors(conn: apsw.Connection, model: str, sources: Sequence[str]) -> bool:

@@ -242,3 +242,68 @@ def test_an_index_from_before_the_bigram_table_is_migrated(home: Path, workspace
     assert _cjk_hits(conn, "杭州") == _like_hits(conn, "杭州") != set()
     assert e2.search("杭州", legs="keyword", record=False).results[0].path == "MEMORY.md"
     e2.close()
+
+
+def _true_counts(conn) -> tuple[int, int]:
+    chunks = next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0]
+    sources = next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_sources")))[0]
+    return int(chunks), int(sources)
+
+
+def test_the_kept_row_counts_follow_every_change_to_the_index(fts_engine: MemoryEngine, workspace: Path) -> None:
+    # Searches read the chunk and file counts from the state row the triggers keep, never a COUNT(*).
+    conn = fts_engine.store.conn()
+    seen = []
+
+    def check() -> None:
+        state = rows.state(conn)
+        assert (state.chunks, state.sources) == _true_counts(conn)
+        seen.append(state)
+
+    fts_engine.sync()
+    check()
+    with (workspace / "memory" / "2026-11-02.md").open("a") as fh:
+        fh.write("- 新增：返程车票已经买好了。\n" * 200)  # more chunks in one file
+    fts_engine.sync()
+    check()
+    (workspace / "memory" / "2026-09-15.md").unlink()
+    fts_engine.sync()
+    check()
+    fts_engine.sync(force=True)  # shadow rebuild, published by delete + copy
+    check()
+    fts_engine.reset()
+    check()
+    fts_engine.sync()
+    check()
+    assert seen[1].chunks > seen[0].chunks and seen[2].sources == seen[1].sources - 1
+    assert seen[4].chunks == 0 and seen[5].chunks == seen[3].chunks
+    assert rows.count_chunks(conn)[0] == seen[5].chunks
+
+
+def test_an_index_from_before_the_kept_counts_is_migrated(home: Path, workspace: Path) -> None:
+    e1 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    e1.sync()
+    conn = e1.store.conn()
+    want = _true_counts(conn)
+    with conn:  # what a version-2 index looks like: no count columns, triggers that only bump the revision
+        for table, event in (("sources", "ins"), ("sources", "del"), ("chunks", "ins"), ("chunks", "del")):
+            conn.execute(f"DROP TRIGGER memory_index_{table}_rev_{event}")
+            when = "INSERT" if event == "ins" else "DELETE"
+            conn.execute(
+                f"CREATE TRIGGER memory_index_{table}_rev_{event} AFTER {when} ON memory_index_{table} "
+                "BEGIN UPDATE memory_index_state SET revision = revision + 1 WHERE id = 1; END"
+            )
+        conn.execute("DROP INDEX memory_index_sources_source")
+        conn.execute("ALTER TABLE memory_index_state DROP COLUMN chunks")
+        conn.execute("ALTER TABLE memory_index_state DROP COLUMN sources")
+        conn.execute("UPDATE clawmem_schema SET version = 2 WHERE component = 'index'")
+    e1.close()
+    e2 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    conn = e2.store.conn()
+    state = rows.state(conn)
+    assert (state.chunks, state.sources) == want
+    (workspace / "memory" / "2026-09-15.md").unlink()
+    e2.sync()
+    state = rows.state(conn)
+    assert (state.chunks, state.sources) == _true_counts(conn) and state.sources == want[1] - 1
+    e2.close()
