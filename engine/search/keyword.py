@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import apsw
 
 from engine.paths import normalize_for_match
-from engine.search.tokens import extract_keywords, lower_tokens, nfc, query_tokens
+from engine.search.tokens import content_tokens, extract_keywords, lower_tokens, nfc, query_tokens
 from engine.store import search_queries as q
 from engine.store.index_rows import IndexState
 
@@ -339,6 +339,7 @@ def keyword_leg(
     cjk_subphrases: bool = True,
     boost: bool = True,
     probe_filter: Callable[[str], bool] | None = None,
+    stop_words: bool = True,
 ) -> tuple[list[KeywordHit], list[str], list[str]]:
     """Keyword + path hits merged by chunk id, the extracted keywords that were probed, and
     those ``probe_filter`` turned down (too common to be worth a ranked probe).
@@ -346,12 +347,15 @@ def keyword_leg(
     ``cap`` (openclaw scoring) does what OpenClaw's merge does: every hit of a file the query
     names exactly gets that file's tier, and only the best ``limit`` non-exact hits are kept
     beside the exact ones (the calibrated scoring re-ranks by concept coverage, so it keeps all).
-    The probes are skipped when they would AND exactly the query's own terms (in order).
+    The probes are skipped when they would AND exactly the query's own terms (in order), or (calibrated)
+    repeat a one-word full query.
     ``boost=False`` leaves ``boosted`` at the BM25 score (the calibrated scoring never reads it).
+    ``stop_words=False`` (calibrated scoring) leaves stop words out of the full query's AND.
     """
     merged: dict[str, KeywordHit] = {}
     booster = _Booster(query, enabled=boost)
-    _merge(merged, _body_search(conn, query, booster, tokenizer, sources, limit))
+    full = query if stop_words else " ".join(content_tokens(query))
+    _merge(merged, _body_search(conn, full, booster, tokenizer, sources, limit))
     _merge(merged, path_leg(conn, query, sources, limit))
     probed: list[str] = []
     skipped: list[str] = []
@@ -362,7 +366,9 @@ def keyword_leg(
             for t in extract_keywords(query, limit=KEYWORD_FALLBACK_TERMS, cjk_subphrases=cjk_subphrases)
             if t != query.strip().lower()
         ]
-        same_query = lower_tokens(query) == lower_tokens(" ".join(terms))
+        # OpenClaw skips the probes when they are the query's own words and it found something;
+        # the calibrated leg ANDed only the content words, so only a one-word repeat is skipped.
+        same_query = lower_tokens(full) == lower_tokens(" ".join(terms)) and (stop_words or len(terms) == 1)
         if terms and not (merged and same_query):
             for term in terms:
                 if probe_filter is not None and not probe_filter(term):

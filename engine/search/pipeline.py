@@ -48,6 +48,7 @@ CANDIDATE_WINDOW = 200  # OpenClaw 2026.9.6: every leg ranks a 200-wide window; 
 CALIBRATED_WINDOW_PER_RESULT = 8
 CALIBRATED_WINDOW_MIN = 64
 PROBE_MAX_SHARE = 0.10  # calibrated scoring: keyword probes skip terms in more than this share of chunks
+PROBE_MAX_WINDOWS = 32  # … or in more chunks than this many candidate windows (see probe_match_limit)
 # The query is embedded, and ranked against the in-memory vectors, on its own thread while the
 # keyword leg runs: llama.cpp, numpy and SQLite all release the GIL, so on two cores the
 # embedding (~12 ms) and the 100k-row matrix product (~20 ms) cost little wall time beside the
@@ -136,19 +137,29 @@ def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str, 
     return {c: math.log(1 + total / (dfs[c] + 1)) for c in concepts}
 
 
-def probe_worth_it(conn: apsw.Connection, tokenizer: str, total: int, window: int) -> Callable[[str], bool]:
-    """Calibrated scoring: is a keyword probe for ``term`` worth its cost?
+def probe_match_limit(total: int, window: int) -> int:
+    """Calibrated scoring: the most chunks a term may appear in and still get a keyword probe.
 
-    A probe ranks every chunk that contains the term by BM25 and keeps the best ``window``. For a
-    term in more than PROBE_MAX_SHARE of the chunks (a speaker's name, "group") those best are
-    the shortest chunks that mention it, and ranking them is most of a slow search (BM25 over
-    40,000 matches at 100k chunks). Such a term still counts where it matters: in the coverage
-    score of every candidate the other legs bring. Terms in fewer than ``window`` chunks are
-    always probed (the probe returns them all).
+    A probe ranks every chunk that contains its term by BM25 and keeps the best ``window``.
+    Past a point those best are only the shortest chunks that mention the term, not the ones
+    that answer, and ranking them is most of a slow search. Two limits, whichever is lower:
+
+    - PROBE_MAX_SHARE of the chunks: a speaker's name on every line of a transcript, "group";
+    - PROBE_MAX_WINDOWS windows: at 100k chunks a term in 9,000 of them (2 ms of BM25 per
+      thousand matches) would hand back its 64 shortest mentions, under 1 % of them.
+
+    Terms in at most ``window`` chunks are always probed (the probe returns them all). A term
+    left out still counts where it matters: in the coverage score of every candidate the
+    other legs bring. Below 20,000 chunks only the share limit can apply.
     """
+    return max(window, min(math.floor(PROBE_MAX_SHARE * total), PROBE_MAX_WINDOWS * window))
+
+
+def probe_worth_it(conn: apsw.Connection, tokenizer: str, total: int, window: int) -> Callable[[str], bool]:
+    """Calibrated scoring: is a keyword probe for ``term`` worth its cost (``probe_match_limit``)?"""
     if not total:
         return lambda term: True
-    limit = max(window, PROBE_MAX_SHARE * total)
+    limit = probe_match_limit(total, window)
 
     def worth(term: str) -> bool:
         return _document_frequencies(conn, [term], tokenizer, total)[term] <= limit
@@ -260,6 +271,7 @@ def run_search(
         embedding = _EMBEDDER.submit(_embed_and_rank, vctx.provider, query, vm, req.sources, window)
 
     keyword_hits: list[KeywordHit] = []
+    probe_limited = req.scoring == "calibrated" and chunk_total > 0
     probed: list[str] = []
     skipped_probes: list[str] = []
     if req.legs in ("hybrid", "keyword"):
@@ -272,7 +284,8 @@ def run_search(
             cap=req.scoring == "openclaw",
             cjk_subphrases=req.scoring != "openclaw",
             boost=req.scoring == "openclaw",
-            probe_filter=probe_worth_it(conn, tokenizer, chunk_total, window) if req.scoring == "calibrated" else None,
+            probe_filter=probe_worth_it(conn, tokenizer, chunk_total, window) if probe_limited else None,
+            stop_words=req.scoring == "openclaw",
         )
     concepts = query_concepts(query)
     weights = concept_weights(conn, concepts, tokenizer, chunk_total) if req.scoring == "calibrated" else {}
@@ -538,4 +551,5 @@ def run_search(
         calibration=calib.describe() if semantic else None,
         keyword_probes=tuple(probed),
         keyword_probes_skipped=tuple(skipped_probes),
+        keyword_probe_limit=probe_match_limit(chunk_total, window) if probe_limited else None,
     )

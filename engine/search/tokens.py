@@ -50,6 +50,21 @@ def query_tokens(query: str) -> list[str]:
     return list(seen)
 
 
+def content_tokens(query: str) -> list[str]:
+    """``query_tokens`` without stop words and one- or two-letter Latin words (all of them
+    when nothing else is left), as ``extract_keywords`` leaves them out.
+
+    The calibrated keyword leg ANDs these: "when did Gina go to a dance class" asks FTS5 for
+    chunks with gina, dance and class, not for ones that also hold "when", "did" and "go" —
+    which few chunks do, and which cost the most to match and rank (every stop word's
+    document list is scanned for its BM25 weight; a two-letter word is a substring scan).
+    Short words still count in the coverage score ("UK", "DB" are ``query_concepts``).
+    """
+    tokens = query_tokens(query)
+    content = [t for t in tokens if t.lower() not in STOP_WORDS and not (t.isascii() and len(t) < 3)]
+    return content or tokens
+
+
 def lower_tokens(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(nfc(text))]
 

@@ -71,6 +71,7 @@ class SearchResponse:
     calibration: str | None = None  # how cosine became the vector score, in words
     keyword_probes: tuple[str, ...] = ()  # extracted keywords searched separately
     keyword_probes_skipped: tuple[str, ...] = ()  # extracted keywords too common to probe
+    keyword_probe_limit: int | None = None  # a probed term is in at most this many chunks (calibrated)
 
 
 @dataclass(frozen=True)

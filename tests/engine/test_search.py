@@ -372,3 +372,77 @@ def test_a_document_frequency_no_index_answers_is_estimated_from_a_sample_on_lar
         assert search_queries.document_frequency(conn, "go", "trigram", total) == 30
     finally:
         engine.close()
+
+
+def test_the_source_filter_keeps_each_source_apart(tmp_path: Path) -> None:
+    # Whether another source exists is answered by seeks on the source index: below, between and
+    # above the wanted sources; the filter must then keep exactly the wanted rows.
+    from engine.store import index_rows as rows
+    from engine.store import search_queries as q
+    from engine.store.db import Store
+    from engine.store.schema import ensure_chunks_fts
+
+    conn = Store(tmp_path / "index.sqlite").conn()
+    ensure_chunks_fts(conn, "trigram")
+
+    def add(cid: str, source: str) -> None:
+        path = f"{source}/{cid}.md"
+        chunk = rows.NewChunk(
+            cid, path, source, 1, 1, cid, "the deploy window", "agent", "unknown", 0, None, None, None, None
+        )
+        with conn:
+            rows.upsert_source(conn, path, source, cid, 0.0, 1)
+            rows.insert_chunks(conn, [chunk], now=0.0, embeddings={}, model="m", vec=False)
+
+    def found(sources: tuple[str, ...]) -> set[str]:
+        return {r.source for r in q.body_match(conn, '"deploy"', [], sources, 10)}
+
+    add("m1", "memory")
+    assert found(("memory",)) == {"memory"}
+    add("s1", "sessions")
+    assert found(("memory",)) == {"memory"} and found(("sessions",)) == {"sessions"}
+    add("a1", "alpha")  # sorts below both
+    add("z1", "zulu")  # sorts above both
+    assert found(("memory", "sessions")) == {"memory", "sessions"}
+    assert found(("alpha", "zulu")) == {"alpha", "zulu"}
+    assert found(()) == {"memory", "sessions", "alpha", "zulu"}
+
+
+def test_a_probe_is_only_worth_it_while_its_window_is_a_real_share_of_the_matches() -> None:
+    from engine.search.pipeline import probe_match_limit
+
+    assert probe_match_limit(25, 64) == 64  # a term rarer than the window is always probed
+    assert probe_match_limit(806, 64) == 80  # LoCoMo's size: 10 % of the chunks
+    assert probe_match_limit(10_000, 64) == 1_000  # still the share below 20,000 chunks
+    assert probe_match_limit(100_000, 64) == 2_048  # 32 windows: the 64 best of more are a lottery
+    assert probe_match_limit(100_000, 200) == 6_400
+
+
+def test_the_calibrated_full_query_ands_content_words_only(fts_engine: MemoryEngine) -> None:
+    # "When did … go to the …" ANDs gina, dance and class; with its stop words the AND matches
+    # nothing, and the chunk would only come back through a probe per word.
+    from engine.search.keyword import keyword_leg
+    from engine.search.tokens import content_tokens
+
+    assert content_tokens("When did Gina go to a dance class?") == ["Gina", "dance", "class"]
+    assert content_tokens("what is this") == ["what", "is", "this"]  # nothing left: all of them
+    note = fts_engine.workspace / "memory" / "2026-10-20.md"
+    note.write_text("# 2026-10-20\n\n- Gina joined her first dance class at the studio.\n", encoding="utf-8")
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+
+    def full_query_hits(stop_words: bool) -> set[str]:
+        hits, probed, _ = keyword_leg(
+            conn,
+            "When did Gina go to a dance class?",
+            tokenizer="trigram",
+            sources=("memory",),
+            limit=64,
+            probe_filter=lambda term: False,  # no probes: the full query's AND alone
+            stop_words=stop_words,
+        )
+        assert probed == []
+        return {h.path for h in hits if h.has_body}
+
+    assert full_query_hits(stop_words=False) == {"memory/2026-10-20.md"}
+    assert full_query_hits(stop_words=True) == set()

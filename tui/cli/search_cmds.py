@@ -9,7 +9,6 @@ from typing import Any
 from engine.errors import ClawmemError
 from engine.facade import MemoryEngine
 from engine.memory_get import MAX_CHARS
-from engine.search.pipeline import PROBE_MAX_SHARE
 from engine.search.types import SearchHit, SearchResponse
 from tui.cli import common
 
@@ -145,6 +144,7 @@ def response_json(
         "calibration": r.calibration,
         "keyword_probes": list(r.keyword_probes),
         "keyword_probes_skipped": list(r.keyword_probes_skipped),
+        "keyword_probe_limit": r.keyword_probe_limit,
         "threshold_rescue": r.threshold_rescue,
         "sources": list(sources),
         "warnings": [*r.warnings, *extra_warnings],
@@ -274,7 +274,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             if response.keyword_probes:
                 summary += f"\nkeyword probes: {', '.join(response.keyword_probes)}"
             if response.keyword_probes_skipped:
-                summary += f"\nnot probed (in more than {PROBE_MAX_SHARE:.0%} of the chunks): " + ", ".join(
+                summary += f"\nnot probed (in more than {response.keyword_probe_limit:,} chunks): " + ", ".join(
                     response.keyword_probes_skipped
                 )
             print(summary, file=sys.stdout)

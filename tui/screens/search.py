@@ -239,7 +239,8 @@ class SearchPane(Vertical):
         if response.keyword_probes:
             summary.append(f"  · probes: {', '.join(response.keyword_probes)}", style="dim")
         if response.keyword_probes_skipped:
-            summary.append(f"  · too common to probe: {', '.join(response.keyword_probes_skipped)}", style="dim")
+            limit = f" (in > {response.keyword_probe_limit:,} chunks)" if response.keyword_probe_limit else ""
+            summary.append(f"  · too common to probe{limit}: {', '.join(response.keyword_probes_skipped)}", style="dim")
         for warning in response.warnings:
             summary.append(f"\n⚠ {warning}", style="yellow")
         self.query_one("#search-summary", Static).update(summary)
