@@ -155,11 +155,9 @@ def probe_match_limit(total: int, window: int) -> int:
     return max(window, min(math.floor(PROBE_MAX_SHARE * total), PROBE_MAX_WINDOWS * window))
 
 
-def probe_worth_it(conn: apsw.Connection, tokenizer: str, total: int, window: int) -> Callable[[str], bool]:
-    """Calibrated scoring: is a keyword probe for ``term`` worth its cost (``probe_match_limit``)?"""
-    if not total:
-        return lambda term: True
-    limit = probe_match_limit(total, window)
+def probe_worth_it(conn: apsw.Connection, tokenizer: str, total: int, limit: int) -> Callable[[str], bool]:
+    """Calibrated scoring: is a keyword probe for ``term`` worth its cost (in at most ``limit``
+    of the ``total`` chunks, see ``probe_match_limit``)?"""
 
     def worth(term: str) -> bool:
         return _document_frequencies(conn, [term], tokenizer, total)[term] <= limit
@@ -271,7 +269,7 @@ def run_search(
         embedding = _EMBEDDER.submit(_embed_and_rank, vctx.provider, query, vm, req.sources, window)
 
     keyword_hits: list[KeywordHit] = []
-    probe_limited = req.scoring == "calibrated" and chunk_total > 0
+    probe_limit = probe_match_limit(chunk_total, window) if req.scoring == "calibrated" and chunk_total else None
     probed: list[str] = []
     skipped_probes: list[str] = []
     if req.legs in ("hybrid", "keyword"):
@@ -284,7 +282,7 @@ def run_search(
             cap=req.scoring == "openclaw",
             cjk_subphrases=req.scoring != "openclaw",
             boost=req.scoring == "openclaw",
-            probe_filter=probe_worth_it(conn, tokenizer, chunk_total, window) if probe_limited else None,
+            probe_filter=probe_worth_it(conn, tokenizer, chunk_total, probe_limit) if probe_limit else None,
             stop_words=req.scoring == "openclaw",
         )
     concepts = query_concepts(query)
@@ -551,5 +549,5 @@ def run_search(
         calibration=calib.describe() if semantic else None,
         keyword_probes=tuple(probed),
         keyword_probes_skipped=tuple(skipped_probes),
-        keyword_probe_limit=probe_match_limit(chunk_total, window) if probe_limited else None,
+        keyword_probe_limit=probe_limit,
     )
