@@ -347,8 +347,8 @@ def keyword_leg(
     ``cap`` (openclaw scoring) does what OpenClaw's merge does: every hit of a file the query
     names exactly gets that file's tier, and only the best ``limit`` non-exact hits are kept
     beside the exact ones (the calibrated scoring re-ranks by concept coverage, so it keeps all).
-    The probes are skipped when they would AND exactly the query's own terms (in order), or (calibrated)
-    repeat a one-word full query.
+    The probes are skipped when they would AND exactly the query's own terms (in order), or,
+    in calibrated scoring, would repeat a one-word full query.
     ``boost=False`` leaves ``boosted`` at the BM25 score (the calibrated scoring never reads it).
     ``stop_words=False`` (calibrated scoring) leaves stop words out of the full query's AND.
     """

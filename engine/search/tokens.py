@@ -61,8 +61,13 @@ def content_tokens(query: str) -> list[str]:
     Short words still count in the coverage score ("UK", "DB" are ``query_concepts``).
     """
     tokens = query_tokens(query)
-    content = [t for t in tokens if t.lower() not in STOP_WORDS and not (t.isascii() and len(t) < 3)]
+    content = [t for t in tokens if not _not_a_search_word(t.lower())]
     return content or tokens
+
+
+def _not_a_search_word(word: str) -> bool:
+    """A lowercased stop word, or a one- or two-letter Latin word: never ANDed nor probed."""
+    return word in STOP_WORDS or (word.isascii() and len(word) < 3)
 
 
 def lower_tokens(text: str) -> list[str]:
@@ -165,9 +170,7 @@ def extract_keywords(query: str, *, limit: int = 6, cjk_subphrases: bool = True)
                     for term in _cjk_terms(run, limit) if cjk_subphrases else [run]:
                         out.setdefault(term, None)
                 continue
-            if part in STOP_WORDS or part.isdigit():
-                continue
-            if part.isascii() and len(part) < 3:
+            if _not_a_search_word(part) or part.isdigit():
                 continue
             out.setdefault(part, None)
     return [t for t in out if t != text.strip()][:limit]
