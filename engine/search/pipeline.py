@@ -285,7 +285,7 @@ def run_search(
             probe_filter=probe_worth_it(conn, tokenizer, chunk_total, probe_limit) if probe_limit else None,
             stop_words=req.scoring == "openclaw",
         )
-    concepts = query_concepts(query)
+    concepts = query_concepts(query, stem=req.scoring == "calibrated")
     weights = concept_weights(conn, concepts, tokenizer, chunk_total) if req.scoring == "calibrated" else {}
     coverage_of: dict[str, float] = {}
     if req.scoring == "calibrated" and keyword_hits:

@@ -176,11 +176,41 @@ def extract_keywords(query: str, *, limit: int = 6, cjk_subphrases: bool = True)
     return [t for t in out if t != text.strip()][:limit]
 
 
-def query_concepts(query: str) -> list[str]:
+_SUFFIXES = (("ations", ""), ("ation", ""), ("ies", ""), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+_ES_PLURAL = re.compile(r"(?:ch|sh|x|z)es$")
+STEM_MIN = 4  # a shorter stem ("lov" of loved, "car" of cars) matches too many other words
+
+
+def word_stem(word: str) -> str:
+    """A conservative English stem, matched as a substring: "volunteering" → "volunteer"
+    (finds volunteer, volunteered), "restoration" → "restor", "symbols" → "symbol".
+
+    Only plural, -ing, -ed and -ation endings go, a doubled final consonant is undone
+    ("swimming" → "swim"), and a word is kept whole when less than ``STEM_MIN`` letters would
+    remain. Non-ASCII words (CJK, accented) are returned unchanged.
+    """
+    if len(word) <= STEM_MIN or not (word.isascii() and word.isalpha()):
+        return word
+    for suffix, replacement in _SUFFIXES:
+        if not word.endswith(suffix):
+            continue
+        if suffix == "s" and word[-2] in "su":  # class, status: no plural ending
+            return word
+        if suffix == "es" and not _ES_PLURAL.search(word):
+            continue  # "rotates" loses only its "s"
+        stem = word[: -len(suffix)] + replacement
+        if suffix in ("ing", "ed") and len(stem) > STEM_MIN and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+            stem = stem[:-1]
+        return stem if len(stem) >= STEM_MIN else word
+    return word
+
+
+def query_concepts(query: str, *, stem: bool = False) -> list[str]:
     """The query's content words and CJK phrases (stop words and function words removed).
 
     Used to measure how much of a question a chunk covers; CJK runs give their pieces between
-    function words, not every n-gram.
+    function words, not every n-gram. ``stem`` (calibrated search) reduces English words to
+    ``word_stem``, so a chunk that says "volunteer" covers a question about "volunteering".
     """
     out: dict[str, None] = {}
     text = nfc(query).lower()
@@ -197,6 +227,8 @@ def query_concepts(query: str) -> list[str]:
                 out.setdefault(part, None)
     if not out:
         out = dict.fromkeys(t.lower() for t in query_tokens(query))
+    if stem:
+        return list(dict.fromkeys(word_stem(c) for c in out))
     return list(out)
 
 

@@ -446,3 +446,33 @@ def test_the_calibrated_full_query_ands_content_words_only(fts_engine: MemoryEng
 
     assert full_query_hits(stop_words=False) == {"memory/2026-10-20.md"}
     assert full_query_hits(stop_words=True) == set()
+
+
+def test_word_stem_strips_only_plain_english_endings() -> None:
+    from engine.search.tokens import query_concepts, word_stem
+
+    assert word_stem("volunteering") == "volunteer"
+    assert word_stem("restoration") == "restor"
+    assert word_stem("symbols") == "symbol"
+    assert word_stem("classes") == "class"
+    assert word_stem("rotates") == "rotate"  # -es only after ch/sh/x/z
+    assert word_stem("swimming") == "swim"  # a doubled final consonant is undone
+    assert word_stem("status") == "status" and word_stem("loved") == "loved"  # no ending / too short a stem
+    assert word_stem("cafés") == "cafés" and word_stem("湖景房") == "湖景房"
+    assert query_concepts("Who recommended the books?", stem=True) == ["recommend", "book"]
+    assert query_concepts("Who recommended the books?") == ["recommended", "books"]  # Dreaming's concepts
+
+
+def test_calibrated_keyword_score_credits_a_stem(fts_engine: MemoryEngine) -> None:
+    # The note says "volunteer", the question "volunteering": the same word to a reader.
+    note = fts_engine.workspace / "memory" / "2026-10-21.md"
+    note.write_text("# 2026-10-21\n\n- Maria met David when she was a volunteer at the shelter.\n", encoding="utf-8")
+    fts_engine.sync()
+
+    def keyword_of(query: str) -> float:
+        resp = fts_engine.search(query, min_score=0.0, record=False, legs="keyword")
+        return next(h for h in resp.results if h.path == "memory/2026-10-21.md").breakdown.keyword
+
+    assert keyword_of("shelter volunteering") == pytest.approx(1.0)  # both concepts covered
+    assert keyword_of("shelter volunteers") == pytest.approx(1.0)
+    assert keyword_of("shelter gardening") < 0.9  # a word the note lacks still counts against it
