@@ -456,6 +456,7 @@ def run_search(
     groups.append(sorted((x for x in live if x[1].path_tier == 0), key=openclaw_key if openclaw else key))
 
     ordered: list[Item] = []
+    mmr_rank: dict[str, int] = {}  # set on the breakdowns of the hits returned (a replace() per hit)
     for group in groups:
         if s.mmr_enabled and mode == "hybrid" and len(group) > 1:
             if openclaw:
@@ -475,7 +476,8 @@ def run_search(
                     tokens=lambda x: snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
                     lam=s.mmr_lambda,
                 )
-        ordered.extend((c, replace(bd, mmr_rank=i + 1), public, ex) for i, (c, bd, public, ex) in enumerate(group))
+        ordered.extend(group)
+        mmr_rank.update((x[0].id, i + 1) for i, x in enumerate(group))
 
     # ---- threshold (after decay and importance), the keyword rescue, spare-capacity fill
     strict = [x for x in ordered if x[2] >= req.min_score]
@@ -513,7 +515,7 @@ def run_search(
             snippet=snippet_of(c.text, s.snippet_max_chars),
             source=c.source,
             provenance=Provenance(m.origin_class, m.session_kind, _iso_ms(m.observed_at)),
-            breakdown=replace(bd, passed_threshold=passed),
+            breakdown=replace(bd, mmr_rank=mmr_rank.get(c.id), passed_threshold=passed),
             triggers=tuple(t for t in (m.triggers or "").split("; ") if t),
             project_keys=tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip()),
             status=_status(settings, c.path, c.start_line, c.end_line, m.text),

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
+import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from itertools import chain
 from typing import TypeVar
 
 import numpy as np
@@ -133,24 +132,40 @@ def openclaw_snippet_tokens(text: str) -> frozenset[str]:
     return frozenset(tokens) if tokens else frozenset({"\x00" + lower})
 
 
+_TOKEN_IDS: dict[str, int] = {}  # every MMR token seen, numbered (a workspace's vocabulary)
+_TOKEN_IDS_LOCK = threading.Lock()  # searches run on worker threads
+
+
+@lru_cache(maxsize=MMR_TOKEN_CACHE)
+def _token_ids(tokens: frozenset[str]) -> np.ndarray:
+    """A token set as its tokens' numbers (the cached frozensets of ``snippet_tokens`` hash once)."""
+    with _TOKEN_IDS_LOCK:
+        ids = [_TOKEN_IDS.setdefault(t, len(_TOKEN_IDS)) for t in tokens]
+    return np.array(ids, dtype=np.int64)
+
+
 def _jaccard_matrix(token_sets: Sequence[frozenset[str]]) -> np.ndarray:
-    """Pairwise Jaccard similarities, equal to :func:`jaccard` for every pair."""
+    """Pairwise Jaccard similarities, equal to :func:`jaccard` for every pair.
+
+    One token-incidence matrix over the tokens two or more sets share (the others never
+    intersect), built with array operations, and one product for every intersection count.
+    """
     n = len(token_sets)
-    df = Counter(chain.from_iterable(token_sets))
-    shared = {t: i for i, t in enumerate(t for t, count in df.items() if count > 1)}  # others never intersect
-    sizes = np.array([len(t) for t in token_sets], dtype=np.float64)
-    if shared:
-        rows: list[int] = []
-        cols: list[int] = []
-        for row, toks in enumerate(token_sets):
-            hit = [shared[t] for t in toks if t in shared]
-            rows.extend([row] * len(hit))
-            cols.extend(hit)
-        incidence = np.zeros((n, len(shared)), dtype=np.float32)
-        incidence[rows, cols] = 1.0
-        inter = (incidence @ incidence.T).astype(np.float64)  # small integers: exact in float32
-    else:
-        inter = np.zeros((n, n))
+    arrays = [_token_ids(t) for t in token_sets]
+    sizes = np.array([len(a) for a in arrays], dtype=np.float64)
+    inter = np.zeros((n, n))
+    if n and sizes.any():
+        ids = np.concatenate(arrays)
+        rows = np.repeat(np.arange(n), [len(a) for a in arrays])
+        _, column, counts = np.unique(ids, return_inverse=True, return_counts=True)
+        shared = counts[column] > 1
+        if shared.any():
+            kept = np.flatnonzero(counts > 1)
+            remap = np.full(len(counts), -1, dtype=np.int64)
+            remap[kept] = np.arange(len(kept))
+            incidence = np.zeros((n, len(kept)), dtype=np.float32)
+            incidence[rows[shared], remap[column[shared]]] = 1.0
+            inter = (incidence @ incidence.T).astype(np.float64)  # small integers: exact in float32
     union = sizes[:, None] + sizes[None, :] - inter
     return np.divide(inter, union, out=np.zeros((n, n)), where=inter > 0)
 
