@@ -120,13 +120,15 @@ def _body_search(
     tokenizer: str,
     sources: Sequence[str],
     limit: int,
+    hits_of: Callable[[str], int] | None = None,
 ) -> list[KeywordHit]:
     tokens = query_tokens(terms_query)
     if not tokens:
         return []
     match, substrings = plan(tokens, tokenizer)
+    counts = [hits_of(t) for t in tokens if t not in substrings] if match and hits_of else None
     try:
-        rows = q.body_match(conn, match, substrings, sources, limit)
+        rows = q.body_match(conn, match, substrings, sources, limit, counts)
     except apsw.SQLError:
         # MATCH syntax the FTS engine refuses: substring filters on every token instead.
         rows = q.body_match(conn, None, tokens, sources, limit)
@@ -154,12 +156,18 @@ def _body_search(
 
 
 def _probe(
-    conn: apsw.Connection, term: str, booster: _Booster, tokenizer: str, sources: Sequence[str], limit: int
+    conn: apsw.Connection,
+    term: str,
+    booster: _Booster,
+    tokenizer: str,
+    sources: Sequence[str],
+    limit: int,
+    hits_of: Callable[[str], int] | None = None,
 ) -> list[KeywordHit]:
     """One extracted keyword's body hits, then its path hits (no exact tiers: only the full query
     claims those)."""
     return [
-        *_body_search(conn, term, booster, tokenizer, sources, limit),
+        *_body_search(conn, term, booster, tokenizer, sources, limit, hits_of),
         *path_leg(conn, term, sources, limit, exact_tiers=False),
     ]
 
@@ -340,6 +348,7 @@ def keyword_leg(
     boost: bool = True,
     probe_filter: Callable[[str], bool] | None = None,
     stop_words: bool = True,
+    hits_of: Callable[[str], int] | None = None,
 ) -> tuple[list[KeywordHit], list[str], list[str]]:
     """Keyword + path hits merged by chunk id, the extracted keywords that were probed, and
     those ``probe_filter`` turned down (too common to be worth a ranked probe).
@@ -351,11 +360,13 @@ def keyword_leg(
     in calibrated scoring, would repeat a one-word full query.
     ``boost=False`` leaves ``boosted`` at the BM25 score (the calibrated scoring never reads it).
     ``stop_words=False`` (calibrated scoring) leaves stop words out of the full query's AND.
+    ``hits_of(term)``, the exact number of chunks that hold a MATCH term, lets a small match be
+    ranked without SQLite's IDF scans (``engine.store.bm25``; the ranks are identical).
     """
     merged: dict[str, KeywordHit] = {}
     booster = _Booster(query, enabled=boost)
     full = query if stop_words else " ".join(content_tokens(query))
-    _merge(merged, _body_search(conn, full, booster, tokenizer, sources, limit))
+    _merge(merged, _body_search(conn, full, booster, tokenizer, sources, limit, hits_of))
     _merge(merged, path_leg(conn, query, sources, limit))
     probed: list[str] = []
     skipped: list[str] = []
@@ -376,7 +387,7 @@ def keyword_leg(
                 else:
                     probed.append(term)
             for term in probed:
-                _merge(merged, _probe(conn, term, booster, tokenizer, sources, limit))
+                _merge(merged, _probe(conn, term, booster, tokenizer, sources, limit, hits_of))
     hits = list(merged.values())
     if not cap:
         return hits, probed, skipped

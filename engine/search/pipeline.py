@@ -165,6 +165,19 @@ def probe_worth_it(conn: apsw.Connection, tokenizer: str, total: int, limit: int
     return worth
 
 
+def phrase_counter(conn: apsw.Connection, tokenizer: str, total: int) -> Callable[[str], int] | None:
+    """Calibrated scoring: the exact chunk count of a MATCH term, from the per-revision cache
+    that concept weights and probe limits already fill (trigram index only: the other counts are
+    estimates). The keyword leg ranks small matches with it instead of FTS5's IDF scans."""
+    if tokenizer != "trigram" or not total:
+        return None
+
+    def hits(term: str) -> int:  # the term as written: Python's lower() and FTS5's folding can differ
+        return _document_frequencies(conn, [term], tokenizer, total)[term]
+
+    return hits
+
+
 def _best_keyword_hits(
     hits: list[KeywordHit],
     concepts: list[str],
@@ -284,6 +297,7 @@ def run_search(
             boost=req.scoring == "openclaw",
             probe_filter=probe_worth_it(conn, tokenizer, chunk_total, probe_limit) if probe_limit else None,
             stop_words=req.scoring == "openclaw",
+            hits_of=phrase_counter(conn, tokenizer, chunk_total) if req.scoring == "calibrated" else None,
         )
     concepts = query_concepts(query, stem=req.scoring == "calibrated")
     weights = concept_weights(conn, concepts, tokenizer, chunk_total) if req.scoring == "calibrated" else {}

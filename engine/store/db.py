@@ -19,7 +19,7 @@ from typing import Any
 import apsw
 
 from engine.errors import ClawmemError, DatabaseLocked
-from engine.store import cjk_index
+from engine.store import bm25, cjk_index
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -54,6 +54,7 @@ def open_connection(path: Path | str, *, load_vec: bool = True) -> tuple[apsw.Co
     conn.setbusytimeout(BUSY_TIMEOUT_MS)
     vec_error = _load_vec(conn) if load_vec else "sqlite-vec disabled"
     cjk_index.register(conn)  # its Python tokenizer must be known before the bigram table is used
+    bm25.register(conn)
     with _usable(path, conn.close):
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")

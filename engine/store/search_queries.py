@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import apsw
 
-from engine.store import cjk_index, index_rows
+from engine.store import bm25, cjk_index, index_rows
 from engine.store.schema import vec_table_dims
 
 FTS = "memory_index_chunks_fts"
@@ -35,12 +35,46 @@ def _source_clause(sources: Sequence[str], column: str = "source") -> tuple[str,
     return f" AND {column} IN ({', '.join('?' for _ in sources)})", list(sources)
 
 
+def _ranked_by_known_counts(
+    conn: apsw.Connection,
+    match: str,
+    filters: str,
+    params: Sequence[object],
+    limit: int,
+    phrase_hits: Sequence[int] | None,
+) -> list[tuple[int, float | None]] | None:
+    """The best ``limit`` (rowid, rank) of a match of at most ``PYTHON_RANK_ROWS`` rows, ranked
+    from the known phrase counts; None when there are more rows (or no counts) — use ``bm25()``.
+
+    The rows cannot outnumber the rarest phrase's count; when that does not settle it (an AND of
+    common words), the first ``PYTHON_RANK_ROWS + 1`` rows decide.
+    """
+    if not phrase_hits:
+        return None
+    cap = bm25.PYTHON_RANK_ROWS
+    bounded = min(phrase_hits) <= cap
+    if not bounded and len(phrase_hits) == 1 and not filters:
+        return None  # a lone phrase matches exactly its count
+    marks = ", ".join("?" for _ in phrase_hits)
+    sql = f"SELECT rowid, {bm25.FUNCTION}({FTS}, {marks}) FROM {FTS} WHERE {FTS} MATCH ?{filters}"
+    args: list[object] = [*phrase_hits, match, *params]
+    if not bounded:
+        sql += " LIMIT ?"
+        args.append(cap + 1)
+    rows = [(int(r[0]), float(r[1])) for r in conn.execute(sql, args)]
+    if len(rows) > cap:
+        return None
+    rows.sort(key=lambda r: (r[1], r[0]))
+    return [(rowid, rank) for rowid, rank in rows[:limit]]
+
+
 def body_match(
     conn: apsw.Connection,
     match: str | None,
     substrings: Sequence[str],
     sources: Sequence[str],
     limit: int,
+    phrase_hits: Sequence[int] | None = None,
 ) -> list[BodyRow]:
     """FTS5 MATCH (bm25 ranked) AND-ed with substring terms; substring-only when no MATCH.
 
@@ -48,6 +82,10 @@ def body_match(
     (a common trigram matches tens of thousands of chunks at 100k), then the columns of the best
     ``limit``. Two-character CJK substrings go through the bigram index; other short terms
     (rare: "UK", "DB") stay ``LIKE`` filters.
+
+    ``phrase_hits`` — how many chunks hold each MATCH phrase, in order — lets a match of a few
+    rows be ranked by :mod:`engine.store.bm25` (the same values, without SQLite's per-statement
+    IDF scans); more rows than :data:`bm25.PYTHON_RANK_ROWS` go to ``bm25()``.
     """
     cjk = [t for t in substrings if cjk_index.is_cjk_term(t) and len(t) == 2]
     # Filters on the FTS row: the LIKE terms, then the sources.
@@ -68,8 +106,12 @@ def body_match(
             bigram_rows = f"SELECT rowid FROM {cjk_index.TABLE} WHERE {cjk_index.TABLE} MATCH ?"
             filters = f" AND {FTS}.rowid IN ({bigram_rows})" + filters
             bigrams.append(cjk_index.match_expression(cjk))
-        sql = f"SELECT rowid, bm25({FTS}) AS rank FROM {FTS} WHERE {FTS} MATCH ?{filters} ORDER BY rank ASC LIMIT ?"
-        ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, [match, *bigrams, *params, limit])]
+        known = _ranked_by_known_counts(conn, match, filters, [*bigrams, *params], limit, phrase_hits)
+        if known is not None:
+            ranked = known
+        else:
+            sql = f"SELECT rowid, bm25({FTS}) AS rank FROM {FTS} WHERE {FTS} MATCH ?{filters} ORDER BY rank ASC LIMIT ?"
+            ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, [match, *bigrams, *params, limit])]
     elif cjk:
         # Driven by the bigram index: a ``rowid IN (…)`` filter on the FTS table reads every row.
         cjk_t = cjk_index.TABLE

@@ -476,3 +476,52 @@ def test_calibrated_keyword_score_credits_a_stem(fts_engine: MemoryEngine) -> No
     assert keyword_of("shelter volunteering") == pytest.approx(1.0)  # both concepts covered
     assert keyword_of("shelter volunteers") == pytest.approx(1.0)
     assert keyword_of("shelter gardening") < 0.9  # a word the note lacks still counts against it
+
+
+def test_bm25_from_known_counts_equals_sqlites_bm25(fts_engine: MemoryEngine) -> None:
+    # engine.store.bm25 replaces SQLite's per-statement IDF scans with counts the search has
+    # cached; every rank must be the very value bm25() gives, or rankings would drift.
+    from engine.store import bm25
+    from engine.store.search_queries import FTS, body_match, document_frequency
+
+    notes = fts_engine.workspace / "memory" / "2026-10-22.md"
+    notes.write_text(
+        "# 2026-10-22\n\n- Gina teaches a dance class; the dance studio floor is new.\n\n"
+        "- The billing service moved to PostgreSQL, dance music in the office.\n",
+        encoding="utf-8",
+    )
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    queries = [['"dance"'], ['"Gina"', '"dance"'], ['"dance"', '"studio"', '"floor"'], ['"PostgreSQL"'], ['"湖景房"']]
+    for phrases in queries:
+        match = " AND ".join(phrases)
+        counts = [document_frequency(conn, p.strip('"'), "trigram") for p in phrases]
+        marks = ", ".join("?" for _ in counts)
+        builtin = dict(conn.execute(f"SELECT rowid, bm25({FTS}) FROM {FTS} WHERE {FTS} MATCH ?", (match,)))
+        ours = dict(
+            conn.execute(
+                f"SELECT rowid, {bm25.FUNCTION}({FTS}, {marks}) FROM {FTS} WHERE {FTS} MATCH ?", (*counts, match)
+            )
+        )
+        assert builtin and ours == builtin, match  # exactly equal floats, for every matching row
+        # body_match ranks the same rows the same way with the counts as without them.
+        with_counts = body_match(conn, match, [], ("memory",), 64, counts)
+        assert [(r.id, r.rank) for r in with_counts] == [
+            (r.id, r.rank) for r in body_match(conn, match, [], ("memory",), 64)
+        ]
+
+
+def test_a_large_match_is_left_to_sqlites_bm25(fts_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.store import bm25
+    from engine.store import search_queries as sq
+
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    count = sq.document_frequency(conn, "the", "trigram")
+    assert count > 3
+    monkeypatch.setattr(bm25, "PYTHON_RANK_ROWS", 3)
+    # A lone phrase over the limit: settled by its count. An AND of common words: its first rows.
+    assert sq._ranked_by_known_counts(conn, '"the"', "", [], 64, [count]) is None
+    assert sq._ranked_by_known_counts(conn, '"the" AND "the"', "", [], 64, [count, count]) is None
+    rare = sq._ranked_by_known_counts(conn, '"湖景房"', "", [], 64, [sq.document_frequency(conn, "湖景房", "trigram")])
+    assert rare is not None and len(rare) >= 1
