@@ -197,7 +197,16 @@ class MemoryEngine:
 
     @property
     def provider_loaded(self) -> bool:
-        return self._choice is not None
+        """Whether the provider is chosen and its model in memory (nothing to load when none)."""
+        choice = self._choice
+        return choice is not None and bool(getattr(choice.provider, "loaded", True))
+
+    def load_model(self, progress: Callable[[str], None] | None = None) -> None:
+        """Choose the provider and load its model now, so the first search does not wait."""
+        provider = self.provider_choice(progress=progress).provider
+        load = getattr(provider, "load", None)
+        if load is not None:
+            load()
 
     def embedder_identity(self, choice: ProviderChoice | None = None) -> EmbedderIdentity | None:
         choice = choice or self.provider_choice()

@@ -274,7 +274,7 @@ class ClawmemApp(App[int]):
         try:
             if not engine.provider_loaded:
                 post(IndexProgress("model", 0, 0, "loading the embedding model…"))
-            engine.provider_choice()
+            engine.load_model()  # now, in this worker: the first search should not wait for it
             while True:
                 with run.lock:
                     requests, run.queue = run.queue, []

@@ -29,13 +29,14 @@ import ctypes
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from engine.embed import model_card
 from engine.embed.filehash import file_sha256, read_sidecar_sha256
 from engine.embed.provider import Vector
 from engine.errors import ModelError
@@ -313,6 +314,11 @@ class LlamaEmbeddingProvider:
     :data:`DEFAULT_E5_PREFIX_SCHEME` for e5 models (by ``general.name`` or file name) and
     ``"none"`` otherwise. Raises :class:`ModelError` if the file is missing, fails to load
     or is not an embedding model; ``ValueError`` for an unknown scheme.
+
+    With ``card_dir`` the model is loaded lazily: when that folder holds the card of this very
+    file (:mod:`engine.embed.model_card`) the provider knows its identity at once and loads
+    the model on its first tokenize or embed call (``on_load`` is told just before); otherwise
+    it loads now and writes the card.
     """
 
     provider_id = "llama-cpp"
@@ -323,20 +329,74 @@ class LlamaEmbeddingProvider:
         *,
         n_threads: int | None = None,
         prefix_scheme: str | None = None,
+        card_dir: Path | None = None,
+        on_load: Callable[[], None] | None = None,
     ) -> None:
         if prefix_scheme is not None and prefix_scheme not in PREFIX_SCHEMES:
             raise ValueError(f"unknown prefix scheme {prefix_scheme!r} (one of {', '.join(PREFIX_SCHEMES)})")
         threads = n_threads if n_threads and n_threads > 0 else default_n_threads()
-        self._loaded = _get_model(Path(model_path), threads)
-        self.model_path = self._loaded.path
         self.n_threads = threads
-        self.model: str = self._loaded.path.stem
-        self.dims: int = self._loaded.dims
+        self._on_load = on_load
+        self._loaded: _LoadedModel | None = None
+        self._load_lock = threading.Lock()
+        card = model_card.read(card_dir, Path(model_path)) if card_dir is not None else None
+        if card is None:
+            loaded = self._load_now(Path(model_path))
+            card = model_card.make(
+                loaded.path,
+                dims=loaded.dims,
+                pooling=loaded.pooling,
+                general_name=loaded.general_name,
+                window=loaded.window,
+                sha256=loaded.sha256() if card_dir is not None else "",
+            )
+            if card is not None and card_dir is not None:
+                model_card.write(card_dir, card)
+        self._card = card
+        self.model_path = Path(card.path) if card is not None else self._model().path
+        self.model: str = self.model_path.stem
+        self.dims: int = card.dims if card is not None else self._model().dims
         if prefix_scheme is None:
-            e5 = is_e5_model(self._loaded.general_name, self.model)
+            general_name = card.general_name if card is not None else self._model().general_name
+            e5 = is_e5_model(general_name, self.model)
             prefix_scheme = DEFAULT_E5_PREFIX_SCHEME if e5 else "none"
         self.prefix_scheme: str = prefix_scheme
         self._query_prefix, self._passage_prefix = PREFIX_SCHEMES[prefix_scheme]
+
+    def _load_now(self, path: Path) -> _LoadedModel:
+        if self._on_load is not None:
+            self._on_load()
+        loaded = _get_model(path, self.n_threads)
+        self._loaded = loaded
+        return loaded
+
+    def _model(self) -> _LoadedModel:
+        """The loaded model, loading it on first use (lazy providers)."""
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._load_lock:
+            if self._loaded is None:
+                loaded = self._load_now(self.model_path)
+                card = self._card
+                if card is not None and (loaded.dims, loaded.pooling, loaded.window) != (
+                    card.dims,
+                    card.pooling,
+                    card.window,
+                ):
+                    self._loaded = None
+                    raise ModelError(f"{self.model_path} changed while clawmem was running: restart it")
+            assert self._loaded is not None
+            return self._loaded
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (a lazy provider loads it on its first embed)."""
+        return self._loaded is not None
+
+    def load(self) -> None:
+        """Load the model now (the app does this before the first search needs it)."""
+        self._model()
 
     def __repr__(self) -> str:
         return (
@@ -347,24 +407,29 @@ class LlamaEmbeddingProvider:
     @property
     def window_tokens(self) -> int:
         """Content tokens per window (510 for a 512-token BERT with <s>/</s>)."""
-        return self._loaded.window
+        return self._card.window if self._card is not None else self._model().window
 
     def cache_key(self) -> dict[str, object]:
         """Everything that determines the vectors (not the thread count: it doesn't)."""
-        loaded = self._loaded
+        card = self._card
+        if card is not None and card.sha256:
+            sha256, pooling, window = card.sha256, card.pooling, card.window
+        else:
+            loaded = self._model()
+            sha256, pooling, window = loaded.sha256(), loaded.pooling, loaded.window
         return {
             "version": _CACHE_KEY_VERSION,
             "provider": self.provider_id,
             "model": self.model,
-            "model_sha256": loaded.sha256(),
+            "model_sha256": sha256,
             "dims": self.dims,
             "prefix_scheme": self.prefix_scheme,
             "query_prefix": self._query_prefix,
             "passage_prefix": self._passage_prefix,
-            "pooling": loaded.pooling,
+            "pooling": pooling,
             "normalization": "l2",
             "strip": True,
-            "window_tokens": loaded.window,
+            "window_tokens": window,
             "window_combine": "content-token-weighted-mean",
         }
 
@@ -380,14 +445,14 @@ class LlamaEmbeddingProvider:
 
     def tokenize(self, text: str) -> list[int]:
         """The model's token ids for ``text`` exactly as given: no prefix, no specials."""
-        loaded = self._loaded
+        loaded = self._model()
         with loaded.lock:
             return loaded.tokenize(text)
 
     def count_tokens(self, text: str, *, query: bool = False) -> int:
         """Tokens the model sees for ``text`` with its prefix, specials of one window included."""
         prefix = self._query_prefix if query else self._passage_prefix
-        loaded = self._loaded
+        loaded = self._model()
         with loaded.lock:
             n = len(loaded.tokenize(prefix + text.strip()))
         return n + len(loaded.head) + len(loaded.tail)
@@ -396,7 +461,7 @@ class LlamaEmbeddingProvider:
         stripped = text.strip()
         if not stripped:
             raise ValueError("cannot embed empty text")
-        loaded = self._loaded
+        loaded = self._model()
         with loaded.lock:
             content = loaded.tokenize(prefix + stripped)
             if not content:

@@ -35,7 +35,7 @@ def select_provider(settings: Settings, progress: Callable[[str], None] | None =
             path = (Path.cwd() / path).resolve()
         if not path.is_file():
             raise ModelError(f"embedding model not found: {path}")
-        provider = _load(path, threads, emb.prefix_scheme)
+        provider = _load(path, threads, emb.prefix_scheme, settings.models_dir, progress)
         return ProviderChoice(provider, str(path), True, None)
     if emb.provider == "none":
         return ProviderChoice(None, "none", False, None)
@@ -43,17 +43,27 @@ def select_provider(settings: Settings, progress: Callable[[str], None] | None =
         from engine.embed.default_model import ensure_default_model
 
         path = ensure_default_model(settings.models_dir, progress=progress)
-        provider = _load(path, threads, emb.prefix_scheme)
+        provider = _load(path, threads, emb.prefix_scheme, settings.models_dir, progress)
         return ProviderChoice(provider, emb.provider, False, None)
     except Exception as exc:  # optional mode: keyword-only, with the reason reported
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return ProviderChoice(None, emb.provider, False, f"embedding model unavailable: {reason}")
 
 
-def _load(path: Path, threads: int, prefix_scheme: str | None) -> EmbeddingProvider:
+def _load(
+    path: Path,
+    threads: int,
+    prefix_scheme: str | None,
+    models_dir: Path,
+    progress: Callable[[str], None] | None,
+) -> EmbeddingProvider:
+    """The provider, lazy when ``models_dir`` holds the file's card (engine.embed.model_card):
+    a run that embeds nothing then never loads the model. ``progress`` hears when it loads."""
     from engine.embed.llama_provider import LlamaEmbeddingProvider
 
-    kwargs: dict[str, object] = {"n_threads": threads}
+    kwargs: dict[str, object] = {"n_threads": threads, "card_dir": models_dir / "cards"}
+    if progress is not None:
+        kwargs["on_load"] = lambda: progress("loading the embedding model…")
     if prefix_scheme:
         kwargs["prefix_scheme"] = prefix_scheme
     try:

@@ -324,3 +324,46 @@ def test_model_without_pooling_is_refused(tmp_path: Path, model_path: Path) -> N
         handle.write(struct.pack("<I", 0))  # NONE
     with pytest.raises(ModelError, match="not an embedding model"):
         LlamaEmbeddingProvider(no_pooling)
+
+
+# ------------------------------------------------------------------ lazy loading (model cards)
+
+
+def test_a_provider_with_the_files_card_loads_the_model_only_to_embed(
+    tmp_path: Path, model_path: Path, provider: LlamaEmbeddingProvider
+) -> None:
+    cards = tmp_path / "cards"
+    loads: list[str] = []
+    first = LlamaEmbeddingProvider(model_path, card_dir=cards, on_load=lambda: loads.append("first"))
+    assert first.loaded and loads == ["first"]  # no card yet: loaded now, and the card written
+    assert len(list(cards.glob("*.json"))) == 1
+    lazy = LlamaEmbeddingProvider(model_path, card_dir=cards, on_load=lambda: loads.append("lazy"))
+    assert not lazy.loaded and loads == ["first"]
+    # Its identity is the loaded provider's: the index sees the same model.
+    assert provider_key(lazy) == provider_key(provider) and lazy.dims == provider.dims
+    assert lazy.prefix_scheme == provider.prefix_scheme and lazy.window_tokens == provider.window_tokens
+    assert not lazy.loaded
+    vector = lazy.embed_query(TEXTS[2])
+    assert lazy.loaded and loads == ["first", "lazy"]
+    assert np.array_equal(vector, provider.embed_query(TEXTS[2]))
+
+
+def test_a_card_counts_only_for_the_same_file_and_llama_cpp(
+    tmp_path: Path, model_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.embed import model_card
+
+    cards = tmp_path / "cards"
+    copy = tmp_path / "copy.gguf"
+    shutil.copyfile(model_path, copy)
+    LlamaEmbeddingProvider(copy, card_dir=cards)
+    assert not LlamaEmbeddingProvider(copy, card_dir=cards).loaded
+    stat = copy.stat()
+    os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # replaced (or touched)
+    assert LlamaEmbeddingProvider(copy, card_dir=cards).loaded  # loaded for real, card renewed
+    assert not LlamaEmbeddingProvider(copy, card_dir=cards).loaded
+    monkeypatch.setattr(model_card, "_llama_cpp_version", lambda: "0.0.0-another")
+    assert LlamaEmbeddingProvider(copy, card_dir=cards).loaded
+    (next(cards.glob("*.json"))).write_text("{not json", encoding="utf-8")
+    monkeypatch.undo()
+    assert LlamaEmbeddingProvider(copy, card_dir=cards).loaded  # a broken card is no card

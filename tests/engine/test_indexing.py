@@ -307,3 +307,21 @@ def test_an_index_from_before_the_kept_counts_is_migrated(home: Path, workspace:
     state = rows.state(conn)
     assert (state.chunks, state.sources) == _true_counts(conn) and state.sources == want[1] - 1
     e2.close()
+
+
+def test_an_index_run_with_nothing_to_embed_does_not_load_the_model(
+    home: Path, workspace: Path, engine: MemoryEngine
+) -> None:
+    # ~1.5 s and ~470 MB saved per `clawmem index` when nothing changed (engine.embed.model_card).
+    engine.sync()
+    engine.close()
+    again = MemoryEngine(make_settings(home, workspace))
+    try:
+        report = again.sync()
+        assert report.embedded == 0 and not report.rebuilt and report.pending_embeddings == 0
+        assert not again.provider_loaded
+        (workspace / "memory" / "2026-11-30.md").write_text("# 2026-11-30\n\n- Lazy loading note.\n", encoding="utf-8")
+        assert again.sync().embedded == 1  # something new: the model loads and embeds it
+        assert again.provider_loaded
+    finally:
+        again.close()

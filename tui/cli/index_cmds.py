@@ -31,8 +31,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def cmd_index(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     engine.require_workspace()
-    if not args.json and sys.stderr.isatty() and not engine.provider_loaded:
-        print("loading the embedding model…", file=sys.stderr)
+    if not args.json and sys.stderr.isatty():
+        # Told only when the model really loads: with its card cached, an index run that has
+        # nothing to embed never loads it (engine.embed.model_card).
+        engine.provider_choice(progress=lambda message: print(message, file=sys.stderr))
     with common.progress_bar(not args.json) as update:
         report = engine.sync(
             force=args.force,
