@@ -56,8 +56,15 @@ async def test_search_open_edit_save_and_find_the_new_text(make_app: Callable[..
 
         await pilot.press("e")  # edit it
         await settle(pilot)
+        on_disk = (app.engine.workspace / top.path).read_text(encoding="utf-8")
+
+        def editor_text() -> str | None:
+            found = app.screen.query("#editor-area")
+            return found.first(TextArea).text if found else None
+
+        # The editor fills once its screen is up: on a busy machine that can take past settle().
+        assert await wait_for(pilot, lambda: editor_text() == on_disk)
         editor = app.query_one("#editor-area", TextArea)
-        assert editor.text == (app.engine.workspace / top.path).read_text(encoding="utf-8")
         editor.insert("- 新增：返程改成周日下午四点的 G7516。\n", location=editor.document.end)
         await pilot.press("f2")
         await settle(pilot, 0.6)
