@@ -57,8 +57,8 @@ def fts_quote(term: str) -> str:
     return '"' + term.replace('"', "") + '"'
 
 
-def plan(tokens: Sequence[str], tokenizer: str) -> tuple[str | None, list[str]]:
-    """(MATCH string or None, substring terms)."""
+def plan(tokens: Sequence[str], tokenizer: str) -> tuple[str | None, list[str], list[str]]:
+    """(MATCH string or None, substring terms, the MATCH string's terms in order)."""
     match_terms: list[str] = []
     substrings: list[str] = []
     for tok in tokens:
@@ -67,7 +67,7 @@ def plan(tokens: Sequence[str], tokenizer: str) -> tuple[str | None, list[str]]:
         else:
             match_terms.append(tok)
     match = " AND ".join(fts_quote(t) for t in match_terms) if match_terms else None
-    return match, substrings
+    return match, substrings, match_terms
 
 
 def boosted_score(base: float, query: str, text: str, path: str) -> float:
@@ -125,8 +125,8 @@ def _body_search(
     tokens = query_tokens(terms_query)
     if not tokens:
         return []
-    match, substrings = plan(tokens, tokenizer)
-    counts = [hits_of(t) for t in tokens if t not in substrings] if match and hits_of else None
+    match, substrings, phrases = plan(tokens, tokenizer)
+    counts = [hits_of(t) for t in phrases] if match and hits_of else None
     try:
         rows = q.body_match(conn, match, substrings, sources, limit, counts)
     except apsw.SQLError:

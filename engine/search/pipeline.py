@@ -155,27 +155,17 @@ def probe_match_limit(total: int, window: int) -> int:
     return max(window, min(math.floor(PROBE_MAX_SHARE * total), PROBE_MAX_WINDOWS * window))
 
 
-def probe_worth_it(conn: apsw.Connection, tokenizer: str, total: int, limit: int) -> Callable[[str], bool]:
-    """Calibrated scoring: is a keyword probe for ``term`` worth its cost (in at most ``limit``
-    of the ``total`` chunks, see ``probe_match_limit``)?"""
+def term_counter(conn: apsw.Connection, tokenizer: str, total: int) -> Callable[[str], int]:
+    """How many of the ``total`` chunks hold a term, from the per-revision cache the concept
+    weights fill. ASCII is folded as FTS5 folds it, so the full query's "Gina" shares the count
+    of the concept "gina"; other scripts keep the term as written (the foldings can differ).
+    Exact under the trigram index; other counts may be estimates (``document_frequency``)."""
 
-    def worth(term: str) -> bool:
-        return _document_frequencies(conn, [term], tokenizer, total)[term] <= limit
+    def count(term: str) -> int:
+        key = term.lower() if term.isascii() else term
+        return _document_frequencies(conn, [key], tokenizer, total)[key]
 
-    return worth
-
-
-def phrase_counter(conn: apsw.Connection, tokenizer: str, total: int) -> Callable[[str], int] | None:
-    """Calibrated scoring: the exact chunk count of a MATCH term, from the per-revision cache
-    that concept weights and probe limits already fill (trigram index only: the other counts are
-    estimates). The keyword leg ranks small matches with it instead of FTS5's IDF scans."""
-    if tokenizer != "trigram" or not total:
-        return None
-
-    def hits(term: str) -> int:  # the term as written: Python's lower() and FTS5's folding can differ
-        return _document_frequencies(conn, [term], tokenizer, total)[term]
-
-    return hits
+    return count
 
 
 def _best_keyword_hits(
@@ -286,6 +276,7 @@ def run_search(
     probed: list[str] = []
     skipped_probes: list[str] = []
     if req.legs in ("hybrid", "keyword"):
+        count = term_counter(conn, tokenizer, chunk_total)
         keyword_hits, probed, skipped_probes = keyword_leg(
             conn,
             query,
@@ -295,9 +286,11 @@ def run_search(
             cap=req.scoring == "openclaw",
             cjk_subphrases=req.scoring != "openclaw",
             boost=req.scoring == "openclaw",
-            probe_filter=probe_worth_it(conn, tokenizer, chunk_total, probe_limit) if probe_limit else None,
+            # Calibrated scoring: no probe for a term in more chunks than the limit, and small
+            # matches ranked from the exact trigram counts instead of FTS5's IDF scans.
+            probe_filter=(lambda term: count(term) <= probe_limit) if probe_limit else None,
             stop_words=req.scoring == "openclaw",
-            hits_of=phrase_counter(conn, tokenizer, chunk_total) if req.scoring == "calibrated" else None,
+            hits_of=count if req.scoring == "calibrated" and tokenizer == "trigram" and chunk_total else None,
         )
     concepts = query_concepts(query, stem=req.scoring == "calibrated")
     weights = concept_weights(conn, concepts, tokenizer, chunk_total) if req.scoring == "calibrated" else {}
