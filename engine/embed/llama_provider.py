@@ -340,25 +340,25 @@ class LlamaEmbeddingProvider:
         self._loaded: _LoadedModel | None = None
         self._load_lock = threading.Lock()
         card = model_card.read(card_dir, Path(model_path)) if card_dir is not None else None
-        if card is None:
+        if card is None:  # no card kept: load now, and keep one when asked to
             loaded = self._load_now(Path(model_path))
             card = model_card.make(
                 loaded.path,
+                loaded.identity,
                 dims=loaded.dims,
                 pooling=loaded.pooling,
                 general_name=loaded.general_name,
                 window=loaded.window,
-                sha256=loaded.sha256() if card_dir is not None else "",
+                sha256=loaded.sha256() if card_dir is not None else "",  # "": hashed on demand
             )
-            if card is not None and card_dir is not None:
+            if card_dir is not None:
                 model_card.write(card_dir, card)
         self._card = card
-        self.model_path = Path(card.path) if card is not None else self._model().path
+        self.model_path = Path(card.path)
         self.model: str = self.model_path.stem
-        self.dims: int = card.dims if card is not None else self._model().dims
+        self.dims: int = card.dims
         if prefix_scheme is None:
-            general_name = card.general_name if card is not None else self._model().general_name
-            e5 = is_e5_model(general_name, self.model)
+            e5 = is_e5_model(card.general_name, self.model)
             prefix_scheme = DEFAULT_E5_PREFIX_SCHEME if e5 else "none"
         self.prefix_scheme: str = prefix_scheme
         self._query_prefix, self._passage_prefix = PREFIX_SCHEMES[prefix_scheme]
@@ -379,11 +379,7 @@ class LlamaEmbeddingProvider:
             if self._loaded is None:
                 loaded = self._load_now(self.model_path)
                 card = self._card
-                if card is not None and (loaded.dims, loaded.pooling, loaded.window) != (
-                    card.dims,
-                    card.pooling,
-                    card.window,
-                ):
+                if (loaded.dims, loaded.pooling, loaded.window) != (card.dims, card.pooling, card.window):
                     self._loaded = None
                     raise ModelError(f"{self.model_path} changed while clawmem was running: restart it")
             assert self._loaded is not None
@@ -407,16 +403,12 @@ class LlamaEmbeddingProvider:
     @property
     def window_tokens(self) -> int:
         """Content tokens per window (510 for a 512-token BERT with <s>/</s>)."""
-        return self._card.window if self._card is not None else self._model().window
+        return self._card.window
 
     def cache_key(self) -> dict[str, object]:
         """Everything that determines the vectors (not the thread count: it doesn't)."""
         card = self._card
-        if card is not None and card.sha256:
-            sha256, pooling, window = card.sha256, card.pooling, card.window
-        else:
-            loaded = self._model()
-            sha256, pooling, window = loaded.sha256(), loaded.pooling, loaded.window
+        sha256 = card.sha256 or self._model().sha256()
         return {
             "version": _CACHE_KEY_VERSION,
             "provider": self.provider_id,
@@ -426,10 +418,10 @@ class LlamaEmbeddingProvider:
             "prefix_scheme": self.prefix_scheme,
             "query_prefix": self._query_prefix,
             "passage_prefix": self._passage_prefix,
-            "pooling": pooling,
+            "pooling": card.pooling,
             "normalization": "l2",
             "strip": True,
-            "window_tokens": window,
+            "window_tokens": card.window,
             "window_combine": "content-token-weighted-mean",
         }
 

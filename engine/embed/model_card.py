@@ -45,7 +45,7 @@ def _card_path(card_dir: Path, resolved: Path) -> Path:
     return card_dir / (hashlib.sha256(str(resolved).encode("utf-8")).hexdigest()[:24] + ".json")
 
 
-def file_facts(model_path: Path) -> tuple[Path, int, int] | None:
+def _file_facts(model_path: Path) -> tuple[Path, int, int] | None:
     """(resolved path, size, mtime_ns) of a model file, or None when it is not a readable file."""
     try:
         resolved = model_path.expanduser().resolve(strict=True)
@@ -57,7 +57,7 @@ def file_facts(model_path: Path) -> tuple[Path, int, int] | None:
 
 def read(card_dir: Path, model_path: Path) -> ModelCard | None:
     """The card of this very file (same path, size, mtime, llama-cpp-python), else None."""
-    facts = file_facts(model_path)
+    facts = _file_facts(model_path)
     if facts is None:
         return None
     resolved, size, mtime_ns = facts
@@ -77,12 +77,19 @@ def read(card_dir: Path, model_path: Path) -> ModelCard | None:
     return card if same else None
 
 
-def make(resolved: Path, *, dims: int, pooling: str, general_name: str, window: int, sha256: str) -> ModelCard | None:
-    facts = file_facts(resolved)
-    if facts is None:
-        return None
-    path, size, mtime_ns = facts
-    return ModelCard(str(path), size, mtime_ns, _llama_cpp_version(), dims, pooling, general_name, window, sha256)
+def make(
+    resolved: Path,
+    identity: tuple[int, int],
+    *,
+    dims: int,
+    pooling: str,
+    general_name: str,
+    window: int,
+    sha256: str,
+) -> ModelCard:
+    """The card of a file just loaded; ``identity`` is its (size, mtime_ns) at load time."""
+    size, mtime_ns = identity
+    return ModelCard(str(resolved), size, mtime_ns, _llama_cpp_version(), dims, pooling, general_name, window, sha256)
 
 
 def write(card_dir: Path, card: ModelCard) -> None:
