@@ -34,8 +34,12 @@ def is_cjk_char(ch: str) -> bool:
     return any(lo <= o <= hi for lo, hi in _CJK_RANGES)
 
 
+# The same ranges as one character class: ``has_cjk`` runs on every candidate's concepts and text.
+_CJK_CHAR = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
+
+
 def has_cjk(text: str) -> bool:
-    return any(is_cjk_char(ch) for ch in text)
+    return _CJK_CHAR.search(text) is not None
 
 
 def nfc(text: str) -> str:
