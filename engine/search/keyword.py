@@ -121,6 +121,7 @@ def _body_search(
     sources: Sequence[str],
     limit: int,
     hits_of: Callable[[str], int] | None = None,
+    memo: q.PhraseRanks | None = None,
 ) -> list[KeywordHit]:
     tokens = query_tokens(terms_query)
     if not tokens:
@@ -128,7 +129,7 @@ def _body_search(
     match, substrings, phrases = plan(tokens, tokenizer)
     counts = [hits_of(t) for t in phrases] if match and hits_of else None
     try:
-        rows = q.body_match(conn, match, substrings, sources, limit, counts)
+        rows = q.body_match(conn, match, substrings, sources, limit, counts, phrases=phrases, memo=memo)
     except apsw.SQLError:
         # MATCH syntax the FTS engine refuses: substring filters on every token instead.
         rows = q.body_match(conn, None, tokens, sources, limit)
@@ -163,11 +164,12 @@ def _probe(
     sources: Sequence[str],
     limit: int,
     hits_of: Callable[[str], int] | None = None,
+    memo: q.PhraseRanks | None = None,
 ) -> list[KeywordHit]:
     """One extracted keyword's body hits, then its path hits (no exact tiers: only the full query
     claims those)."""
     return [
-        *_body_search(conn, term, booster, tokenizer, sources, limit, hits_of),
+        *_body_search(conn, term, booster, tokenizer, sources, limit, hits_of, memo),
         *path_leg(conn, term, sources, limit, exact_tiers=False),
     ]
 
@@ -361,12 +363,14 @@ def keyword_leg(
     ``boost=False`` leaves ``boosted`` at the BM25 score (the calibrated scoring never reads it).
     ``stop_words=False`` (calibrated scoring) leaves stop words out of the full query's AND.
     ``hits_of(term)``, the exact number of chunks that hold a MATCH term, lets a small match be
-    ranked without SQLite's IDF scans (``engine.store.bm25``; the ranks are identical).
+    ranked without SQLite's IDF scans (``engine.store.bm25``; the ranks are identical), and an AND
+    through its rarest phrase, whose probe then reuses that ranking (``PhraseRanks``).
     """
+    memo = q.PhraseRanks() if hits_of is not None else None
     merged: dict[str, KeywordHit] = {}
     booster = _Booster(query, enabled=boost)
     full = query if stop_words else " ".join(content_tokens(query))
-    _merge(merged, _body_search(conn, full, booster, tokenizer, sources, limit, hits_of))
+    _merge(merged, _body_search(conn, full, booster, tokenizer, sources, limit, hits_of, memo))
     _merge(merged, path_leg(conn, query, sources, limit))
     probed: list[str] = []
     skipped: list[str] = []
@@ -387,7 +391,7 @@ def keyword_leg(
                 else:
                     probed.append(term)
             for term in probed:
-                _merge(merged, _probe(conn, term, booster, tokenizer, sources, limit, hits_of))
+                _merge(merged, _probe(conn, term, booster, tokenizer, sources, limit, hits_of, memo))
     hits = list(merged.values())
     if not cap:
         return hits, probed, skipped

@@ -68,6 +68,65 @@ def _ranked_by_known_counts(
     return [(rowid, rank) for rowid, rank in rows[:limit]]
 
 
+class PhraseRanks:
+    """Single-phrase rankings one search has already computed, keyed by statement.
+
+    Ranking an AND through its rarest phrase (:func:`_ranked_through_rarest`) ranks every row of
+    that phrase by the phrase alone on the way; the phrase's own keyword probe, later in the same
+    search, takes them from here instead of matching the phrase again."""
+
+    def __init__(self) -> None:
+        self._ranked: dict[tuple[str, str, tuple[object, ...]], list[tuple[int, float]]] = {}
+
+    @staticmethod
+    def _key(match: str, filters: str, params: Sequence[object]) -> tuple[str, str, tuple[object, ...]]:
+        return (match.lower() if match.isascii() else match, filters, tuple(params))  # FTS5 folds ASCII
+
+    def get(self, match: str, filters: str, params: Sequence[object]) -> list[tuple[int, float]] | None:
+        return self._ranked.get(self._key(match, filters, params))
+
+    def put(self, match: str, filters: str, params: Sequence[object], ranked: list[tuple[int, float]]) -> None:
+        self._ranked[self._key(match, filters, params)] = ranked
+
+
+def _ranked_through_rarest(
+    conn: apsw.Connection,
+    phrases: Sequence[str],
+    phrase_hits: Sequence[int],
+    filters: str,
+    params: Sequence[object],
+    limit: int,
+    memo: PhraseRanks | None,
+) -> list[tuple[int, float]] | None:
+    """The best ``limit`` (rowid, rank) of the AND of ``phrases``, from one statement over the
+    rows of its rarest phrase (:data:`bm25.AND_FUNCTION`: the same ranks as ``bm25()`` on the
+    AND); None when it does not apply (a non-ASCII phrase, a rarest phrase in more than
+    ``PYTHON_RANK_ROWS`` rows, a row whose folding is unsure) — rank the AND itself then."""
+    if len(phrases) < 2 or not all(p.isascii() for p in phrases) or min(phrase_hits) > bm25.PYTHON_RANK_ROWS:
+        return None
+    rarest = min(range(len(phrases)), key=lambda i: (phrase_hits[i], i))
+    pairs: list[object] = [x for p, n in zip(phrases, phrase_hits, strict=True) for x in (p.replace('"', ""), n)]
+    marks = ", ".join("?" for _ in pairs)
+    single = '"' + phrases[rarest].replace('"', "") + '"'
+    sql = (
+        f"SELECT rowid, {bm25.FUNCTION}({FTS}, ?), {bm25.AND_FUNCTION}({FTS}, ?, {marks}) "
+        f"FROM {FTS} WHERE {FTS} MATCH ?{filters}"
+    )
+    both: list[tuple[int, float]] = []
+    alone: list[tuple[int, float]] = []
+    for rowid, rank, and_rank in conn.execute(sql, [phrase_hits[rarest], rarest, *pairs, single, *params]):
+        if and_rank == bm25.UNSURE:
+            return None
+        alone.append((int(rowid), float(rank)))
+        if and_rank is not None:
+            both.append((int(rowid), float(and_rank)))
+    if memo is not None:
+        alone.sort(key=lambda r: (r[1], r[0]))
+        memo.put(single, filters, params, alone)
+    both.sort(key=lambda r: (r[1], r[0]))
+    return both[:limit]
+
+
 def body_match(
     conn: apsw.Connection,
     match: str | None,
@@ -75,6 +134,9 @@ def body_match(
     sources: Sequence[str],
     limit: int,
     phrase_hits: Sequence[int] | None = None,
+    *,
+    phrases: Sequence[str] = (),
+    memo: PhraseRanks | None = None,
 ) -> list[BodyRow]:
     """FTS5 MATCH (bm25 ranked) AND-ed with substring terms; substring-only when no MATCH.
 
@@ -85,7 +147,9 @@ def body_match(
 
     ``phrase_hits`` — how many chunks hold each MATCH phrase, in order — lets a match of a few
     rows be ranked by :mod:`engine.store.bm25` (the same values, without SQLite's per-statement
-    IDF scans); more rows than :data:`bm25.PYTHON_RANK_ROWS` go to ``bm25()``.
+    IDF scans); more rows than :data:`bm25.PYTHON_RANK_ROWS` go to ``bm25()``. With
+    ``phrases`` (the MATCH's phrases, in order) an AND is ranked through its rarest phrase, and
+    ``memo`` keeps that phrase's own ranking for its probe.
     """
     cjk = [t for t in substrings if cjk_index.is_cjk_term(t) and len(t) == 2]
     # Filters on the FTS row: the LIKE terms, then the sources.
@@ -106,9 +170,16 @@ def body_match(
             bigram_rows = f"SELECT rowid FROM {cjk_index.TABLE} WHERE {cjk_index.TABLE} MATCH ?"
             filters = f" AND {FTS}.rowid IN ({bigram_rows})" + filters
             bigrams.append(cjk_index.match_expression(cjk))
-        known = _ranked_by_known_counts(conn, match, filters, [*bigrams, *params], limit, phrase_hits)
+        args = [*bigrams, *params]
+        known: Sequence[tuple[int, float | None]] | None = None
+        if memo is not None and (seen := memo.get(match, filters, args)) is not None:
+            known = seen[:limit]
+        elif phrase_hits and phrases and not substrings:
+            known = _ranked_through_rarest(conn, phrases, phrase_hits, filters, args, limit, memo)
+        if known is None:
+            known = _ranked_by_known_counts(conn, match, filters, args, limit, phrase_hits)
         if known is not None:
-            ranked = known
+            ranked = list(known)
         else:
             sql = f"SELECT rowid, bm25({FTS}) AS rank FROM {FTS} WHERE {FTS} MATCH ?{filters} ORDER BY rank ASC LIMIT ?"
             ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, [match, *bigrams, *params, limit])]

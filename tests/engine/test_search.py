@@ -482,7 +482,7 @@ def test_bm25_from_known_counts_equals_sqlites_bm25(fts_engine: MemoryEngine) ->
     # engine.store.bm25 replaces SQLite's per-statement IDF scans with counts the search has
     # cached; every rank must be the very value bm25() gives, or rankings would drift.
     from engine.store import bm25
-    from engine.store.search_queries import FTS, body_match, document_frequency
+    from engine.store.search_queries import FTS, PhraseRanks, body_match, document_frequency
 
     notes = fts_engine.workspace / "memory" / "2026-10-22.md"
     notes.write_text(
@@ -504,11 +504,14 @@ def test_bm25_from_known_counts_equals_sqlites_bm25(fts_engine: MemoryEngine) ->
             )
         )
         assert builtin and ours == builtin, match  # exactly equal floats, for every matching row
-        # body_match ranks the same rows the same way with the counts as without them.
+        # body_match ranks the same rows the same way with the counts as without them, and so
+        # does an AND ranked through its rarest phrase.
+        plain = [(r.id, r.rank) for r in body_match(conn, match, [], ("memory",), 64)]
         with_counts = body_match(conn, match, [], ("memory",), 64, counts)
-        assert [(r.id, r.rank) for r in with_counts] == [
-            (r.id, r.rank) for r in body_match(conn, match, [], ("memory",), 64)
-        ]
+        assert [(r.id, r.rank) for r in with_counts] == plain
+        words = [p.strip('"') for p in phrases]
+        through = body_match(conn, match, [], ("memory",), 64, counts, phrases=words, memo=PhraseRanks())
+        assert [(r.id, r.rank) for r in through] == plain
 
 
 def test_a_large_match_is_left_to_sqlites_bm25(fts_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -525,3 +528,62 @@ def test_a_large_match_is_left_to_sqlites_bm25(fts_engine: MemoryEngine, monkeyp
     assert sq._ranked_by_known_counts(conn, '"the" AND "the"', "", [], 64, [count, count]) is None
     rare = sq._ranked_by_known_counts(conn, '"湖景房"', "", [], 64, [sq.document_frequency(conn, "湖景房", "trigram")])
     assert rare is not None and len(rare) >= 1
+
+
+def test_an_and_ranked_through_its_rarest_phrase_equals_sqlites_bm25(fts_engine: MemoryEngine) -> None:
+    # The AND's rows and ranks come from one statement over its rarest phrase, the other phrases
+    # counted in each row's text: every rank must be the value bm25() gives on the AND itself.
+    from engine.store import search_queries as sq
+    from engine.store.search_queries import FTS, document_frequency
+
+    notes = fts_engine.workspace / "memory" / "2026-10-23.md"
+    notes.write_text(
+        "# 2026-10-23\n\n- Gina teaches a DANCE class; the Dance studio floor is new. Banana bananana.\n\n"
+        "- The billing service moved to PostgreSQL, dance music in the café (咖啡馆) on Fridays.\n\n"
+        "- Ünïcode row: dance, studio, naïve café, Gina's studio again and again.\n",
+        encoding="utf-8",
+    )
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    for phrases in (
+        ["Gina", "dance"],
+        ["dance", "studio", "floor"],
+        ["DANCE", "music"],
+        ["studio", "again"],
+        ["floor", "anana"],  # counted in the text, overlapping: "bananana" holds "anana" twice
+        ["dance", "nowhere"],  # no row holds both
+    ):
+        counts = [document_frequency(conn, p, "trigram") for p in phrases]
+        match = " AND ".join(f'"{p}"' for p in phrases)
+        builtin = [
+            (int(r), float(k))
+            for r, k in conn.execute(f"SELECT rowid, bm25({FTS}) FROM {FTS} WHERE {FTS} MATCH ?", (match,))
+        ]
+        builtin.sort(key=lambda r: (r[1], r[0]))
+        memo = sq.PhraseRanks()
+        ours = sq._ranked_through_rarest(conn, phrases, counts, "", [], 64, memo)
+        assert ours == builtin, phrases  # the same rows, exactly equal floats
+        # The rarest phrase's own probe gets its ranking from the memo: the same as matching it.
+        rarest = min(range(len(phrases)), key=lambda i: (counts[i], i))
+        probe = f'"{phrases[rarest].lower()}"'
+        assert memo.get(probe, "", []) == sq._ranked_by_known_counts(conn, probe, "", [], 64, [counts[rarest]])
+    # A non-ASCII phrase is left to the AND statement (FTS5's folding of it is not ours).
+    assert sq._ranked_through_rarest(conn, ["café", "dance"], [1, 3], "", [], 64, None) is None
+
+
+def test_a_row_folding_onto_ascii_leaves_the_and_to_sqlite(fts_engine: MemoryEngine) -> None:
+    # FTS5 folds KELVIN SIGN to "k": "\u212aayak" matches "kayak". Counting in the text would miss
+    # it, so such a row makes the statement unsure and body_match ranks the AND itself.
+    from engine.store import search_queries as sq
+
+    notes = fts_engine.workspace / "memory" / "2026-10-24.md"
+    notes.write_text("# 2026-10-24\n\n- River trip: the \u212aAYAK club met at dawn.\n", encoding="utf-8")
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    phrases = ["river", "kayak"]
+    counts = [sq.document_frequency(conn, p, "trigram") for p in phrases]
+    assert sq._ranked_through_rarest(conn, phrases, counts, "", [], 64, None) is None
+    hits = sq.body_match(
+        conn, '"river" AND "kayak"', [], ("memory",), 64, counts, phrases=phrases, memo=sq.PhraseRanks()
+    )
+    assert [h.path for h in hits] == ["memory/2026-10-24.md"]
