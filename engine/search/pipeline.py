@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 import apsw
 
-from engine.config import Settings
+from engine.config import SearchSettings, Settings
 from engine.embed.provider import EmbeddingProvider, Vector
 from engine.search import calibration as cal
 from engine.search.keyword import KeywordHit, exact_tier, keyword_leg
@@ -31,6 +31,7 @@ from engine.search.ranking import (
     mmr_order,
     openclaw_age_days,
     openclaw_snippet_tokens,
+    prepare_mmr_tokens,
     project_factor,
     snippet_tokens,
 )
@@ -233,6 +234,21 @@ def _embed_and_rank(
     return _QueryVector(vec, embed_ms, top, (time.perf_counter() - t) * 1000)
 
 
+def _text_preparer(req: SearchRequest, s: SearchSettings) -> Callable[[str], None] | None:
+    """What the calibrated scoring will ask of a candidate's text (its script; its MMR tokens),
+    computed into their caches ahead of time, on whichever thread is waiting."""
+    if req.scoring != "calibrated":
+        return None
+    mmr = s.mmr_enabled and req.legs == "hybrid"
+
+    def prepare(text: str) -> None:
+        cal.script_of(text)
+        if mmr:
+            prepare_mmr_tokens(snippet_tokens(snippet_of(text, s.snippet_max_chars)))
+
+    return prepare
+
+
 def _iso_ms(ms: int | None) -> str | None:
     if ms is None:
         return None
@@ -264,6 +280,7 @@ def run_search(
     notes = list(warnings)
 
     semantic = vctx.provider is not None and vctx.model is not None and req.legs in ("hybrid", "vector")
+    prepare = _text_preparer(req, s)
     embedding: Future[_QueryVector] | None = None
     vm: VectorMatrix | None = None
     if semantic and coverage > 0:
@@ -298,6 +315,18 @@ def run_search(
     if req.scoring == "calibrated" and keyword_hits:
         keyword_hits = _best_keyword_hits(keyword_hits, concepts, weights, window, coverage_of)
     timings["keyword"] = (time.perf_counter() - t0) * 1000
+
+    # The query embedding runs on its own thread (llama.cpp computes outside the GIL). Meanwhile
+    # the keyword hits' share of what follows is done rather than waited for: their metadata,
+    # coverage, script and MMR tokens (cached per text).
+    meta: dict[str, q.ChunkMeta] = {}
+    if embedding is not None and keyword_hits:
+        meta = q.chunk_meta(conn, [h.id for h in keyword_hits])
+        for h in keyword_hits:
+            if req.scoring == "calibrated" and h.has_body and h.id not in coverage_of:
+                coverage_of[h.id] = concept_coverage(concepts, h.text, weights)
+            if prepare is not None:
+                prepare(h.text)
 
     cands: dict[str, _Cand] = {}
     calib = cal.RAW
@@ -349,7 +378,7 @@ def run_search(
         for cid, cos in cosines_for(conn, qvec, missing, vctx.model or "").items():
             cands[cid].cosine = cos
 
-    meta = q.chunk_meta(conn, list(cands))
+    meta.update(q.chunk_meta(conn, [cid for cid in cands if cid not in meta]))
     mode = "hybrid" if semantic and req.legs == "hybrid" else ("vector-only" if semantic else "fts-only")
     if mode == "hybrid" and coverage < 1.0:
         pending = max(0, chunk_total - round(coverage * chunk_total))

@@ -144,6 +144,11 @@ def _token_ids(tokens: frozenset[str]) -> np.ndarray:
     return np.array(ids, dtype=np.int64)
 
 
+def prepare_mmr_tokens(tokens: frozenset[str]) -> None:
+    """Number a token set ahead of MMR (it is cached), e.g. while the query is being embedded."""
+    _token_ids(tokens)
+
+
 def _jaccard_matrix(token_sets: Sequence[frozenset[str]]) -> np.ndarray:
     """Pairwise Jaccard similarities, equal to :func:`jaccard` for every pair.
 
