@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import re
-import threading
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -132,20 +131,18 @@ def openclaw_snippet_tokens(text: str) -> frozenset[str]:
     return frozenset(tokens) if tokens else frozenset({"\x00" + lower})
 
 
-_TOKEN_IDS: dict[str, int] = {}  # every MMR token seen, numbered (a workspace's vocabulary)
-_TOKEN_IDS_LOCK = threading.Lock()  # searches run on worker threads
-
-
 @lru_cache(maxsize=MMR_TOKEN_CACHE)
 def _token_ids(tokens: frozenset[str]) -> np.ndarray:
-    """A token set as its tokens' numbers (the cached frozensets of ``snippet_tokens`` hash once)."""
-    with _TOKEN_IDS_LOCK:
-        ids = [_TOKEN_IDS.setdefault(t, len(_TOKEN_IDS)) for t in tokens]
-    return np.array(ids, dtype=np.int64)
+    """A token set as its tokens' 64-bit hashes (strings keep the hash the frozenset computed):
+    no vocabulary to number them, grow and lock. Cached, as the sets come back search after
+    search and the array fill is still a Python step per token.
+    Two different words with the same 64-bit hash would count as one; for the 10⁵ words of a
+    large workspace the chance that any two collide is about 3 × 10⁻¹⁰."""
+    return np.fromiter(map(hash, tokens), dtype=np.int64, count=len(tokens))
 
 
 def prepare_mmr_tokens(tokens: frozenset[str]) -> None:
-    """Number a token set ahead of MMR (it is cached), e.g. while the query is being embedded."""
+    """Fill the cache of a token set's hashes ahead of MMR, e.g. while the query is embedded."""
     _token_ids(tokens)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from datetime import UTC, datetime
 
 import pytest
@@ -121,3 +122,20 @@ def test_openclaw_mmr_tokens_and_ties() -> None:
     assert [x[0] for x in tied] == ["p", "r2", "r1", "z"]
     first = mmr_order(items, relevance=lambda x: x[1], tokens=lambda x: frozenset(x[2]), lam=0.5)
     assert [x[0] for x in first] == ["p", "r1", "r2", "z"]
+
+
+def test_the_jaccard_matrix_equals_jaccard_for_every_pair() -> None:
+    # MMR's similarities come from one incidence-matrix product over hashed tokens; every pair
+    # must get the set definition's value (shared words, CJK bigrams, empty and identical sets;
+    # the diagonal is never read).
+    from engine.search.ranking import _jaccard_matrix
+
+    rng = random.Random(7)
+    words = [f"w{i}" for i in range(60)] + ["返程", "程车", "车票", "ticket"]
+    sets = [frozenset(rng.sample(words, rng.randint(0, 12))) for _ in range(40)]
+    sets += [snippet_tokens("返程车票 ticket friday"), snippet_tokens("返程车票 ticket friday"), frozenset()]
+    matrix = _jaccard_matrix(sets)
+    for i, a in enumerate(sets):
+        for j, b in enumerate(sets):
+            if i != j:
+                assert matrix[i, j] == jaccard(a, b), (i, j)
