@@ -44,6 +44,7 @@ CJK_SHARE = 0.8
 SCRIPT_SAMPLE = 600  # characters: enough to tell a Chinese note from an English one
 
 _LETTER = re.compile(r"[^\W\d_]")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
 _CJK = re.compile("[\u3040-\u30ff\u3131-\u3163\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
@@ -73,6 +74,8 @@ def script_of(text: str) -> str:
 @functools.lru_cache(maxsize=4096)  # the same candidates come back search after search (≤ ~10 MB)
 def _script_of_head(head: str) -> str:
     sample = _COMMENT.sub(" ", head)[:SCRIPT_SAMPLE]
+    if sample.isascii():  # no CJK letter can be in it: the share is 0 (a findall is 36 µs a chunk)
+        return "latin" if _ASCII_LETTER.search(sample) else "mixed"
     letters = len(_LETTER.findall(sample))
     if not letters:
         return "mixed"

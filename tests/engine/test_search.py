@@ -587,3 +587,16 @@ def test_a_row_folding_onto_ascii_leaves_the_and_to_sqlite(fts_engine: MemoryEng
         conn, '"river" AND "kayak"', [], ("memory",), 64, counts, phrases=phrases, memo=sq.PhraseRanks()
     )
     assert [h.path for h in hits] == ["memory/2026-10-24.md"]
+
+
+def test_script_of_tells_a_notes_language_from_its_letters() -> None:
+    # The calibration band is chosen by script; markers in comments are machine text.
+    from engine.search.calibration import script_of
+
+    assert script_of("- Prefer the lake view room; budget 3,000 RMB.") == "latin"
+    assert script_of("2026-10-06 12:30 — 42 / 7") == "mixed"  # no letters at all
+    assert script_of("- 预算是三千元，订湖景房。") == "cjk"
+    assert script_of("- 湖景房和早餐 lake view") == "mixed"  # 6 CJK letters of 14
+    assert script_of("- 湖景房 lake view room, booked for the Hangzhou trip") == "latin"  # 3 of 36
+    assert script_of("<!-- observed: 2026-10-06 origin: user -->\n- 订湖景房，不要吸烟房。") == "cjk"
+    assert script_of("- Café crème, naïve façade") == "latin"  # accented letters are Latin
