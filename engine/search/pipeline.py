@@ -236,7 +236,7 @@ def _embed_and_rank(
 
 def _text_preparer(req: SearchRequest, s: SearchSettings) -> Callable[[str], None] | None:
     """What the calibrated scoring will ask of a candidate's text (its script; its MMR tokens),
-    computed into their caches ahead of time, on whichever thread is waiting."""
+    computed into their caches ahead of time, while the query embedding runs."""
     if req.scoring != "calibrated":
         return None
     mmr = s.mmr_enabled and req.legs == "hybrid"

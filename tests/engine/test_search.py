@@ -595,6 +595,7 @@ def test_script_of_tells_a_notes_language_from_its_letters() -> None:
 
     assert script_of("- Prefer the lake view room; budget 3,000 RMB.") == "latin"
     assert script_of("2026-10-06 12:30 — 42 / 7") == "mixed"  # no letters at all
+    assert script_of("2026-10-06 12:30, 42/7") == "mixed"  # nor in an ASCII sample
     assert script_of("- 预算是三千元，订湖景房。") == "cjk"
     assert script_of("- 湖景房和早餐 lake view") == "mixed"  # 6 CJK letters of 14
     assert script_of("- 湖景房 lake view room, booked for the Hangzhou trip") == "latin"  # 3 of 36
