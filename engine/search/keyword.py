@@ -113,65 +113,56 @@ class _Booster:
         return 0.45 * unique_overlap + 0.2 * density + path_boost + length_boost
 
 
-def _body_search(
-    conn: apsw.Connection,
-    terms_query: str,
-    booster: _Booster,
-    tokenizer: str,
-    sources: Sequence[str],
-    limit: int,
-    hits_of: Callable[[str], int] | None = None,
-    memo: q.PhraseRanks | None = None,
-) -> list[KeywordHit]:
-    tokens = query_tokens(terms_query)
-    if not tokens:
-        return []
-    match, substrings, phrases = plan(tokens, tokenizer)
-    counts = [hits_of(t) for t in phrases] if match and hits_of else None
-    try:
-        rows = q.body_match(conn, match, substrings, sources, limit, counts, phrases=phrases, memo=memo)
-    except apsw.SQLError:
-        # MATCH syntax the FTS engine refuses: substring filters on every token instead.
-        rows = q.body_match(conn, None, tokens, sources, limit)
-        match = None
-    hits = []
-    for r in rows:
-        base = bm25_to_score(r.rank) if r.rank is not None else 0.0
-        hits.append(
-            KeywordHit(
-                id=r.id,
-                path=r.path,
-                source=r.source,
-                start_line=int(r.start_line),
-                end_line=int(r.end_line),
-                text=r.text,
-                text_score=base,
-                bm25_rank=r.rank,
-                boosted=booster.score(base, r.id, r.text, r.path),
-                path_score=0.0,
-                exact_tier=0,
-                has_body=True,
+@dataclass(frozen=True)
+class _BodySearch:
+    """What every body statement of one keyword leg shares: the full query's and each probe's."""
+
+    conn: apsw.Connection
+    booster: _Booster
+    tokenizer: str
+    sources: Sequence[str]
+    limit: int
+    hits_of: Callable[[str], int] | None = None
+    memo: q.PhraseRanks | None = None
+
+    def body(self, terms_query: str) -> list[KeywordHit]:
+        tokens = query_tokens(terms_query)
+        if not tokens:
+            return []
+        match, substrings, phrases = plan(tokens, self.tokenizer)
+        counts = [self.hits_of(t) for t in phrases] if match and self.hits_of else None
+        try:
+            rows = q.body_match(
+                self.conn, match, substrings, self.sources, self.limit, counts, phrases=phrases, memo=self.memo
             )
-        )
-    return hits
+        except apsw.SQLError:
+            # MATCH syntax the FTS engine refuses: substring filters on every token instead.
+            rows = q.body_match(self.conn, None, tokens, self.sources, self.limit)
+        hits = []
+        for r in rows:
+            base = bm25_to_score(r.rank) if r.rank is not None else 0.0
+            hits.append(
+                KeywordHit(
+                    id=r.id,
+                    path=r.path,
+                    source=r.source,
+                    start_line=int(r.start_line),
+                    end_line=int(r.end_line),
+                    text=r.text,
+                    text_score=base,
+                    bm25_rank=r.rank,
+                    boosted=self.booster.score(base, r.id, r.text, r.path),
+                    path_score=0.0,
+                    exact_tier=0,
+                    has_body=True,
+                )
+            )
+        return hits
 
-
-def _probe(
-    conn: apsw.Connection,
-    term: str,
-    booster: _Booster,
-    tokenizer: str,
-    sources: Sequence[str],
-    limit: int,
-    hits_of: Callable[[str], int] | None = None,
-    memo: q.PhraseRanks | None = None,
-) -> list[KeywordHit]:
-    """One extracted keyword's body hits, then its path hits (no exact tiers: only the full query
-    claims those)."""
-    return [
-        *_body_search(conn, term, booster, tokenizer, sources, limit, hits_of, memo),
-        *path_leg(conn, term, sources, limit, exact_tiers=False),
-    ]
+    def probe(self, term: str) -> list[KeywordHit]:
+        """One extracted keyword's body hits, then its path hits (no exact tiers: only the full
+        query claims those)."""
+        return [*self.body(term), *path_leg(self.conn, term, self.sources, self.limit, exact_tiers=False)]
 
 
 def exact_tier(query: str, path: str) -> int:
@@ -366,11 +357,18 @@ def keyword_leg(
     ranked without SQLite's IDF scans (``engine.store.bm25``; the ranks are identical), and an AND
     through its rarest phrase, whose probe then reuses that ranking (``PhraseRanks``).
     """
-    memo = q.PhraseRanks() if hits_of is not None else None
+    search = _BodySearch(
+        conn,
+        _Booster(query, enabled=boost),
+        tokenizer,
+        sources,
+        limit,
+        hits_of,
+        q.PhraseRanks() if hits_of is not None else None,
+    )
     merged: dict[str, KeywordHit] = {}
-    booster = _Booster(query, enabled=boost)
     full = query if stop_words else " ".join(content_tokens(query))
-    _merge(merged, _body_search(conn, full, booster, tokenizer, sources, limit, hits_of, memo))
+    _merge(merged, search.body(full))
     _merge(merged, path_leg(conn, query, sources, limit))
     probed: list[str] = []
     skipped: list[str] = []
@@ -391,7 +389,7 @@ def keyword_leg(
                 else:
                     probed.append(term)
             for term in probed:
-                _merge(merged, _probe(conn, term, booster, tokenizer, sources, limit, hits_of, memo))
+                _merge(merged, search.probe(term))
     hits = list(merged.values())
     if not cap:
         return hits, probed, skipped
