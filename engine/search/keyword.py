@@ -25,6 +25,7 @@ import apsw
 from engine.paths import normalize_for_match
 from engine.search.tokens import content_tokens, extract_keywords, lower_tokens, nfc, query_tokens
 from engine.store import search_queries as q
+from engine.store import word_index
 from engine.store.index_rows import IndexState
 
 KEYWORD_FALLBACK_TERMS = 6
@@ -124,6 +125,7 @@ class _BodySearch:
     limit: int
     hits_of: Callable[[str], int] | None = None
     memo: q.PhraseRanks | None = None
+    words: bool = False
 
     def body(self, terms_query: str) -> list[KeywordHit]:
         tokens = query_tokens(terms_query)
@@ -138,6 +140,9 @@ class _BodySearch:
         except apsw.SQLError:
             # MATCH syntax the FTS engine refuses: substring filters on every token instead.
             rows = q.body_match(self.conn, None, tokens, self.sources, self.limit)
+        return self._hits(rows)
+
+    def _hits(self, rows: Sequence[q.BodyRow]) -> list[KeywordHit]:
         hits = []
         for r in rows:
             base = bm25_to_score(r.rank) if r.rank is not None else 0.0
@@ -161,8 +166,12 @@ class _BodySearch:
 
     def probe(self, term: str) -> list[KeywordHit]:
         """One extracted keyword's body hits, then its path hits (no exact tiers: only the full
-        query claims those)."""
-        return [*self.body(term), *path_leg(self.conn, term, self.sources, self.limit, exact_tiers=False)]
+        query claims those). With ``words``, an ASCII word is looked up in the word index."""
+        if self.words and word_index.handles(term):
+            body = self._hits(q.word_match(self.conn, term, self.sources, self.limit))
+        else:
+            body = self.body(term)
+        return [*body, *path_leg(self.conn, term, self.sources, self.limit, exact_tiers=False)]
 
 
 def exact_tier(query: str, path: str) -> int:
@@ -342,6 +351,7 @@ def keyword_leg(
     probe_filter: Callable[[str], bool] | None = None,
     stop_words: bool = True,
     hits_of: Callable[[str], int] | None = None,
+    words: bool = False,
 ) -> tuple[list[KeywordHit], list[str], list[str]]:
     """Keyword + path hits merged by chunk id, the extracted keywords that were probed, and
     those ``probe_filter`` turned down (too common to be worth a ranked probe).
@@ -353,9 +363,13 @@ def keyword_leg(
     in calibrated scoring, would repeat a one-word full query.
     ``boost=False`` leaves ``boosted`` at the BM25 score (the calibrated scoring never reads it).
     ``stop_words=False`` (calibrated scoring) leaves stop words out of the full query's AND.
-    ``hits_of(term)``, the exact number of chunks that hold a MATCH term, lets a small match be
-    ranked without SQLite's IDF scans (``engine.store.bm25``; the ranks are identical), and an AND
-    through its rarest phrase, whose probe then reuses that ranking (``PhraseRanks``).
+    ``hits_of(term)``, the number of chunks that hold a MATCH term, lets a small match be ranked
+    without SQLite's IDF scans (``engine.store.bm25``: exact counts give identical ranks; the
+    calibrated scoring's word-index estimates give BM25 with their IDFs), and an AND through its
+    rarest phrase, whose probe then reuses that ranking (``PhraseRanks``).
+    ``words`` (calibrated scoring) looks up the probes of ASCII words in the word index
+    (``engine.store.word_index``: whole words and their Porter stems, not substrings); the full
+    query's AND still matches substrings, so a word typed halfway finds the chunks it starts.
     """
     search = _BodySearch(
         conn,
@@ -364,7 +378,8 @@ def keyword_leg(
         sources,
         limit,
         hits_of,
-        q.PhraseRanks() if hits_of is not None else None,
+        q.PhraseRanks() if hits_of is not None and not words else None,
+        words,
     )
     merged: dict[str, KeywordHit] = {}
     full = query if stop_words else " ".join(content_tokens(query))

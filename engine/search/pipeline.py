@@ -39,6 +39,7 @@ from engine.search.tokens import concept_coverage, query_concepts
 from engine.search.types import Provenance, ScoreBreakdown, SearchHit, SearchResponse
 from engine.search.vector import VectorMatrix, cosines_for, matrix_hits, matrix_top, vector_leg
 from engine.store import search_queries as q
+from engine.store import word_index
 from engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
 from engine.workspace.entries import entry_statuses
 
@@ -130,12 +131,11 @@ def _document_frequencies(conn: apsw.Connection, terms: Sequence[str], tokenizer
     return out
 
 
-def concept_weights(conn: apsw.Connection, concepts: list[str], tokenizer: str, total: int) -> dict[str, float]:
+def concept_weights(concepts: list[str], total: int, count: Callable[[str], int]) -> dict[str, float]:
     """IDF of each query concept over the ``total`` indexed chunks: ln(1 + N / (df + 1))."""
     if not total or len(concepts) < 2:
         return {}
-    dfs = _document_frequencies(conn, concepts, tokenizer, total)
-    return {c: math.log(1 + total / (dfs[c] + 1)) for c in concepts}
+    return {c: math.log(1 + total / (count(c) + 1)) for c in concepts}
 
 
 def probe_match_limit(total: int, window: int) -> int:
@@ -157,16 +157,48 @@ def probe_match_limit(total: int, window: int) -> int:
 
 
 def term_counter(conn: apsw.Connection, tokenizer: str, total: int) -> Callable[[str], int]:
-    """How many of the ``total`` chunks hold a term, from the per-revision cache the concept
-    weights fill. ASCII is folded as FTS5 folds it, so the full query's "Gina" shares the count
-    of the concept "gina"; other scripts keep the term as written (the foldings can differ).
-    Exact under the trigram index; other counts may be estimates (``document_frequency``)."""
+    """How many of the ``total`` chunks hold a term, from the per-revision cache. ASCII is folded
+    as FTS5 folds it, so the full query's "Gina" shares the count of the concept "gina"; other
+    scripts keep the term as written (the foldings can differ). Exact under the trigram index and
+    in the word index; other counts may be estimates (``document_frequency``)."""
 
     def count(term: str) -> int:
         key = term.lower() if term.isascii() else term
         return _document_frequencies(conn, [key], tokenizer, total)[key]
 
     return count
+
+
+@dataclass(frozen=True)
+class _TermCounts:
+    """The chunk counts one calibrated search asks for, each from the index that answers it.
+
+    With ``words`` (the word index exists, trigram FTS), an English word is counted there:
+    a probe's filter counts the word and its stems (exactly what the probe ranks), and the
+    IDFs of the full query's AND and of the coverage concepts count the words that start with
+    it ("writ" → writing, writer, written), close to the substring count they stand for and
+    0.2 ms instead of a trigram chain's 1–4 ms. Other terms keep the trigram and bigram counts.
+    """
+
+    exact: Callable[[str], int]
+    word: Callable[[str], int]
+    prefix: Callable[[str], int]
+    words: bool
+
+    @classmethod
+    def of(cls, conn: apsw.Connection, tokenizer: str, total: int, words: bool) -> _TermCounts:
+        return cls(
+            term_counter(conn, tokenizer, total),
+            term_counter(conn, q.WORDS, total),
+            term_counter(conn, q.WORD_PREFIXES, total),
+            words,
+        )
+
+    def probe(self, term: str) -> int:
+        return self.word(term) if self.words and word_index.handles(term) else self.exact(term)
+
+    def idf(self, term: str) -> int:
+        return self.prefix(term) if self.words and word_index.handles(term) else self.exact(term)
 
 
 def _best_keyword_hits(
@@ -292,8 +324,10 @@ def run_search(
     probe_limit = probe_match_limit(chunk_total, window) if req.scoring == "calibrated" and chunk_total else None
     probed: list[str] = []
     skipped_probes: list[str] = []
+    # Calibrated scoring probes English words in the word index and counts them there.
+    words = req.scoring == "calibrated" and tokenizer == "trigram" and q.has_word_index(conn)
+    counts = _TermCounts.of(conn, tokenizer, chunk_total, words)
     if req.legs in ("hybrid", "keyword"):
-        count = term_counter(conn, tokenizer, chunk_total)
         keyword_hits, probed, skipped_probes = keyword_leg(
             conn,
             query,
@@ -304,13 +338,14 @@ def run_search(
             cjk_subphrases=req.scoring != "openclaw",
             boost=req.scoring == "openclaw",
             # Calibrated scoring: no probe for a term in more chunks than the limit, and small
-            # matches ranked from the exact trigram counts instead of FTS5's IDF scans.
-            probe_filter=(lambda term: count(term) <= probe_limit) if probe_limit else None,
+            # matches ranked from known counts instead of FTS5's IDF scans.
+            probe_filter=(lambda term: counts.probe(term) <= probe_limit) if probe_limit else None,
             stop_words=req.scoring == "openclaw",
-            hits_of=count if req.scoring == "calibrated" and tokenizer == "trigram" and chunk_total else None,
+            hits_of=counts.idf if req.scoring == "calibrated" and tokenizer == "trigram" and chunk_total else None,
+            words=words,
         )
     concepts = query_concepts(query, stem=req.scoring == "calibrated")
-    weights = concept_weights(conn, concepts, tokenizer, chunk_total) if req.scoring == "calibrated" else {}
+    weights = concept_weights(concepts, chunk_total, counts.idf) if req.scoring == "calibrated" else {}
     coverage_of: dict[str, float] = {}
     if req.scoring == "calibrated" and keyword_hits:
         keyword_hits = _best_keyword_hits(keyword_hits, concepts, weights, window, coverage_of)

@@ -41,6 +41,7 @@ def _statement(api: Any, hits: tuple[Any, ...]) -> tuple[float, list[float]]:
     rows = api.row_count
     idfs = []
     for n_hit in hits:
+        n_hit = min(n_hit, rows)  # an estimated count (the word index's) may overshoot
         idf = math.log((rows - n_hit + 0.5) / (n_hit + 0.5))
         idfs.append(idf if idf > 0.0 else 1e-6)
     avgdl = api.column_total_size(-1) / rows

@@ -9,7 +9,7 @@ from typing import Any
 import apsw
 import numpy as np
 
-from engine.store import cjk_index
+from engine.store import cjk_index, word_index
 from engine.store.schema import vec_table_dims
 
 
@@ -164,6 +164,7 @@ def _fts_delete(conn: apsw.Connection, chunk_id: str) -> None:
     if row is not None:
         conn.execute("DELETE FROM memory_index_chunks_fts WHERE rowid = ?", (row[0],))
         cjk_index.remove(conn, row[0])
+        word_index.remove(conn, row[0])
 
 
 def delete_chunks(conn: apsw.Connection, ids: Sequence[str]) -> None:
@@ -211,6 +212,7 @@ def insert_chunks(
             )
             fts_rowid = conn.last_insert_rowid()
         cjk_index.add(conn, fts_rowid, c.text)
+        word_index.add(conn, fts_rowid, c.text)
         conn.execute(
             "INSERT OR REPLACE INTO memory_index_chunk_provenance "
             "(chunk_id, origin_class, session_kind, observed_at, supersedes_key) VALUES (?, ?, ?, ?, ?)",

@@ -247,16 +247,26 @@ def _index_v3(conn: apsw.Connection) -> None:
     conn.execute(INDEX_V3)
 
 
+def _index_v4(conn: apsw.Connection) -> None:
+    """The word index beside the trigram FTS table (see engine/store/word_index.py)."""
+    from engine.store import word_index
+
+    conn.execute(word_index.create_sql())
+    if fts_tokenizer_in_use(conn) is not None:
+        word_index.rebuild_from_fts(conn)
+
+
 # Component name -> ordered migrations (index i brings the component to version i + 1).
 # Feature modules append their own component here; never reorder or edit a shipped entry.
 COMPONENTS: dict[str, Sequence[Migration]] = {
-    "index": (_sql(INDEX_V1), _index_v2, _index_v3),
+    "index": (_sql(INDEX_V1), _index_v2, _index_v3, _index_v4),
     "core": (_sql(CORE_V1),),
 }
 
 DERIVED_TABLES = (
     "memory_index_chunks_vec",
     "memory_index_chunks_cjk",
+    "memory_index_chunks_words",
     "memory_index_chunks_fts",
     "memory_index_paths_fts",
     "memory_index_chunk_recall_metadata",

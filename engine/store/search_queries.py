@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import apsw
 
-from engine.store import bm25, cjk_index, index_rows
+from engine.store import bm25, cjk_index, index_rows, word_index
 from engine.store.schema import vec_table_dims
 
 FTS = "memory_index_chunks_fts"
@@ -44,23 +44,22 @@ def _ranked_by_known_counts(
     phrase_hits: Sequence[int] | None,
 ) -> list[tuple[int, float | None]] | None:
     """The best ``limit`` (rowid, rank) of a match of at most ``PYTHON_RANK_ROWS`` rows, ranked
-    from the known phrase counts; None when there are more rows (or no counts) — use ``bm25()``.
+    from the given phrase counts; None when there are more rows (or no counts) — use ``bm25()``.
 
-    The rows cannot outnumber the rarest phrase's count; when that does not settle it (an AND of
-    common words), the first ``PYTHON_RANK_ROWS + 1`` rows decide.
+    Exact counts give ``bm25()``'s own values; estimates (the word index's, for calibrated
+    scoring) give BM25 with those IDFs. Either way the first ``PYTHON_RANK_ROWS + 1`` rows decide
+    whether the match is small enough.
     """
     if not phrase_hits:
         return None
     cap = bm25.PYTHON_RANK_ROWS
     bounded = min(phrase_hits) <= cap
     if not bounded and len(phrase_hits) == 1 and not filters:
-        return None  # a lone phrase matches exactly its count
+        return None  # a lone phrase matches about its count (exactly, when the count is exact)
     marks = ", ".join("?" for _ in phrase_hits)
-    sql = f"SELECT rowid, {bm25.FUNCTION}({FTS}, {marks}) FROM {FTS} WHERE {FTS} MATCH ?{filters}"
-    args: list[object] = [*phrase_hits, match, *params]
-    if not bounded:
-        sql += " LIMIT ?"
-        args.append(cap + 1)
+    # LIMIT: the counts may be estimates (the word index's), so the bound is checked, not assumed.
+    sql = f"SELECT rowid, {bm25.FUNCTION}({FTS}, {marks}) FROM {FTS} WHERE {FTS} MATCH ?{filters} LIMIT ?"
+    args: list[object] = [*phrase_hits, match, *params, cap + 1]
     rows = [(int(r[0]), float(r[1])) for r in conn.execute(sql, args)]
     if len(rows) > cap:
         return None
@@ -99,25 +98,32 @@ def _ranked_through_rarest(
     memo: PhraseRanks | None,
 ) -> list[tuple[int, float]] | None:
     """The best ``limit`` (rowid, rank) of the AND of ``phrases``, from one statement over the
-    rows of its rarest phrase (:data:`bm25.AND_FUNCTION`: the same ranks as ``bm25()`` on the
-    AND); None when it does not apply (a non-ASCII phrase, a rarest phrase in more than
-    ``PYTHON_RANK_ROWS`` rows, a row whose folding is unsure) — rank the AND itself then."""
+    rows of its rarest phrase (:data:`bm25.AND_FUNCTION`: with exact counts, the same ranks as
+    ``bm25()`` on the AND; with estimates, BM25 with their IDFs); None when it does not apply
+    (a non-ASCII phrase, a rarest phrase in more than ``PYTHON_RANK_ROWS`` rows, a row whose
+    folding is unsure) — rank the AND itself then."""
     if len(phrases) < 2 or not all(p.isascii() for p in phrases) or min(phrase_hits) > bm25.PYTHON_RANK_ROWS:
         return None
     rarest = min(range(len(phrases)), key=lambda i: (phrase_hits[i], i))
     pairs: list[object] = [x for p, n in zip(phrases, phrase_hits, strict=True) for x in (p.replace('"', ""), n)]
     marks = ", ".join("?" for _ in pairs)
     single = '"' + phrases[rarest].replace('"', "") + '"'
+    # The phrase's own rank only when its probe may reuse it (not when the probe uses words).
+    alone_rank = f"{bm25.FUNCTION}({FTS}, ?)" if memo is not None else "?"
+    alone_arg = phrase_hits[rarest] if memo is not None else None
     sql = (
-        f"SELECT rowid, {bm25.FUNCTION}({FTS}, ?), {bm25.AND_FUNCTION}({FTS}, ?, {marks}) "
-        f"FROM {FTS} WHERE {FTS} MATCH ?{filters}"
+        f"SELECT rowid, {alone_rank}, {bm25.AND_FUNCTION}({FTS}, ?, {marks}) FROM {FTS} "
+        f"WHERE {FTS} MATCH ?{filters} LIMIT ?"
     )
     both: list[tuple[int, float]] = []
     alone: list[tuple[int, float]] = []
-    for rowid, rank, and_rank in conn.execute(sql, [phrase_hits[rarest], rarest, *pairs, single, *params]):
-        if and_rank == bm25.UNSURE:
+    cap = bm25.PYTHON_RANK_ROWS
+    rows = conn.execute(sql, [alone_arg, rarest, *pairs, single, *params, cap + 1])
+    for seen, (rowid, rank, and_rank) in enumerate(rows, 1):
+        if and_rank == bm25.UNSURE or seen > cap:  # unsure folding; more rows than estimated
             return None
-        alone.append((int(rowid), float(rank)))
+        if memo is not None:
+            alone.append((int(rowid), float(rank)))
         if and_rank is not None:
             both.append((int(rowid), float(and_rank)))
     if memo is not None:
@@ -194,6 +200,11 @@ def body_match(
         ranked = [(int(r[0]), None) for r in conn.execute(sql, [*params, limit])]
     else:
         return []
+    return _rows_of(conn, ranked, limit)
+
+
+def _rows_of(conn: apsw.Connection, ranked: Sequence[tuple[int, float | None]], limit: int) -> list[BodyRow]:
+    """The FTS content of ranked (rowid, rank) pairs, in their order."""
     if not ranked:
         return []
     marks = ", ".join("?" for _ in ranked)
@@ -210,6 +221,27 @@ def body_match(
         if r is not None:
             out.append(BodyRow(r[1], r[2], r[3], int(r[4]), int(r[5]), r[6], rank))
     return out[:limit]
+
+
+def has_word_index(conn: apsw.Connection) -> bool:
+    """Whether the word index exists (a database opened without migrating may lack it)."""
+    return word_index.exists(conn)
+
+
+def word_match(conn: apsw.Connection, term: str, sources: Sequence[str], limit: int) -> list[BodyRow]:
+    """The best ``limit`` chunks holding one word (:mod:`engine.store.word_index`), by bm25
+    over the word index; the text and lines come from the trigram FTS row of the same rowid."""
+    words = word_index.TABLE
+    src = ""
+    params: list[str] = []
+    if sources and _has_other_sources(conn, sources):
+        src, params = _source_clause(sources, f"{FTS}.source")
+        src = f" AND EXISTS (SELECT 1 FROM {FTS} WHERE {FTS}.rowid = {words}.rowid{src})"
+    sql = (
+        f"SELECT {words}.rowid, bm25({words}) AS rank FROM {words} WHERE {words} MATCH ?{src} ORDER BY rank ASC LIMIT ?"
+    )
+    ranked = [(int(r[0]), float(r[1])) for r in conn.execute(sql, [word_index.phrase(term), *params, limit])]
+    return _rows_of(conn, ranked, limit)
 
 
 def _has_other_sources(conn: apsw.Connection, sources: Sequence[str]) -> bool:
@@ -430,12 +462,20 @@ def has_filtered_vectors(conn: apsw.Connection, model: str, sources: Sequence[st
     return bool(next(iter(conn.execute(sql, params)))[0])
 
 
+WORDS = "words"  # ``document_frequency``'s tokenizer for a word in the word index (and its stems)
+WORD_PREFIXES = "word-prefixes"  # … for the words of the word index that start with a term
 LIKE_SAMPLE = 5_000  # chunks read to estimate a document frequency no index can answer
 
 
 def document_frequency(conn: apsw.Connection, term: str, tokenizer: str, total: int | None = None) -> int:
     """How many chunks contain ``term`` (a trigram MATCH or the CJK bigram index when possible,
-    else a LIKE scan, estimated from a sample when ``total``, the chunk count, is large)."""
+    else a LIKE scan, estimated from a sample when ``total``, the chunk count, is large).
+    ``tokenizer`` :data:`WORDS` / :data:`WORD_PREFIXES`: the chunks the word index finds for one
+    word (and its stems) / for the words that start with it."""
+    if tokenizer in (WORDS, WORD_PREFIXES):
+        sql = f"SELECT COUNT(*) FROM {word_index.TABLE} WHERE {word_index.TABLE} MATCH ?"
+        match = word_index.phrase(term) + ("*" if tokenizer == WORD_PREFIXES else "")
+        return int(next(iter(conn.execute(sql, (match,))))[0])
     if len(term) == 2 and cjk_index.is_cjk_term(term):
         row = next(
             iter(

@@ -7,7 +7,7 @@ from pathlib import Path
 import apsw
 
 from engine.errors import ClawmemError
-from engine.store import cjk_index
+from engine.store import cjk_index, word_index
 from engine.store import index_rows as rows
 from engine.store.db import open_connection
 from engine.store.schema import ensure_chunks_fts, ensure_schema, ensure_vec_table, fts_tokenizer_in_use
@@ -94,6 +94,7 @@ def publish(live: apsw.Connection, temp_path: Path, expected_revision: int, toke
             )
             rows.copy_rows(live, "memory_index_chunks_fts", _FTS_COLS)
             cjk_index.rebuild_from_fts(live)
+            word_index.rebuild_from_fts(live)
             rows.copy_rows(live, "memory_index_meta", ("key", "value"))
             rows.copy_rows(live, "memory_index_skipped", ("path", "reason", "size", "seen_at"))
             live.execute(

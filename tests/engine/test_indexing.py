@@ -227,17 +227,80 @@ def test_cjk_bigram_index_agrees_with_a_substring_scan_through_edits_and_rebuild
     assert "memory/2026-11-06.md" in {h.path for h in hits}
 
 
-def test_an_index_from_before_the_bigram_table_is_migrated(home: Path, workspace: Path) -> None:
-    from engine.store import cjk_index
+def _word_hits(conn: object) -> dict[str, set[str]]:
+    """For every ASCII word of the indexed texts, the chunks (ids) the word index returns."""
+    import re
 
+    from engine.store import word_index
+
+    texts = [r[0] for r in conn.execute("SELECT text FROM memory_index_chunks_fts")]  # type: ignore[attr-defined]
+    words = sorted({w for t in texts for w in re.findall(r"[a-z0-9]+", t.lower())})
+    sql = (
+        f"SELECT f.id FROM memory_index_chunks_fts f WHERE f.rowid IN "
+        f"(SELECT rowid FROM {word_index.TABLE} WHERE {word_index.TABLE} MATCH ?)"
+    )
+    return {w: {r[0] for r in conn.execute(sql, (word_index.phrase(w),))} for w in words}  # type: ignore[attr-defined]
+
+
+def test_the_word_index_stays_what_a_rebuild_would_make_through_edits_and_rebuilds(
+    fts_engine: MemoryEngine, workspace: Path
+) -> None:
+    # The calibrated probes read the word index: every insert and delete must keep it exactly as
+    # a fresh fill from the FTS rows would be, or a probe finds a deleted note (or misses one).
+    from engine.store import word_index
+
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+
+    def matches_a_rebuild() -> dict[str, set[int]]:
+        kept = _word_hits(conn)
+        with conn:
+            word_index.rebuild_from_fts(conn)
+        assert _word_hits(conn) == kept
+        return kept
+
+    assert matches_a_rebuild()
+    (workspace / "memory" / "2026-11-04.md").unlink()
+    (workspace / "memory" / "2026-11-06.md").write_text("- Zebrafish arrived for the aquarium.\n", encoding="utf-8")
+    fts_engine.sync()
+    hits = matches_a_rebuild()
+    assert len(hits["zebrafish"]) == 1
+    fts_engine.sync(force=True)  # the shadow publish refills the word index
+    assert matches_a_rebuild()["zebrafish"] == hits["zebrafish"]
+    (workspace / "memory" / "2026-11-06.md").unlink()
+    fts_engine.sync()
+    assert "zebrafish" not in matches_a_rebuild()
+
+
+def _reopened_as_of_version(home: Path, workspace: Path, table: str, version: int) -> MemoryEngine:
+    """An engine on an index as an older clawmem left it (``table`` not there yet, the index
+    component at ``version``), opened again so that the migration runs."""
     e1 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
     e1.sync()
     conn = e1.store.conn()
-    with conn:  # what a version-1 index looks like: no bigram table
-        conn.execute(f"DROP TABLE {cjk_index.TABLE}")
-        conn.execute("UPDATE clawmem_schema SET version = 1 WHERE component = 'index'")
+    with conn:
+        conn.execute(f"DROP TABLE {table}")
+        conn.execute("UPDATE clawmem_schema SET version = ? WHERE component = 'index'", (version,))
     e1.close()
-    e2 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    return MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+
+
+def test_an_index_from_before_the_word_table_is_migrated(home: Path, workspace: Path) -> None:
+    from engine.store import word_index
+
+    e2 = _reopened_as_of_version(home, workspace, word_index.TABLE, 3)
+    conn = e2.store.conn()
+    hits = _word_hits(conn)
+    rows_ = conn.execute("SELECT id, text FROM memory_index_chunks")
+    chunks = {r[0] for r in rows_ if any(ch.isascii() and ch.isalnum() for ch in r[1])}
+    assert hits and set().union(*hits.values()) == chunks  # every chunk with an ASCII word is in it again
+    e2.close()
+
+
+def test_an_index_from_before_the_bigram_table_is_migrated(home: Path, workspace: Path) -> None:
+    from engine.store import cjk_index
+
+    e2 = _reopened_as_of_version(home, workspace, cjk_index.TABLE, 1)  # version 1: no bigram table
     conn = e2.store.conn()
     assert _cjk_hits(conn, "杭州") == _like_hits(conn, "杭州") != set()
     assert e2.search("杭州", legs="keyword", record=False).results[0].path == "MEMORY.md"

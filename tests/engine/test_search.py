@@ -530,6 +530,50 @@ def test_a_large_match_is_left_to_sqlites_bm25(fts_engine: MemoryEngine, monkeyp
     assert rare is not None and len(rare) >= 1
 
 
+def test_an_underestimated_count_never_ranks_more_rows_in_python(
+    fts_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Calibrated scoring passes the word index's counts, estimates of the trigram counts: a match
+    # they call small may not be. The rows themselves decide, and a large match (an AND through a
+    # rarest phrase too) goes to bm25() with the same result as if no count had been given.
+    from engine.store import bm25
+    from engine.store import search_queries as sq
+
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    count = sq.document_frequency(conn, "the", "trigram")
+    assert count > 3
+    monkeypatch.setattr(bm25, "PYTHON_RANK_ROWS", 3)
+    assert sq._ranked_by_known_counts(conn, '"the"', "", [], 64, [1]) is None
+    # 50 is more than the index's rows: an overshooting estimate must not break the IDF either.
+    assert sq._ranked_through_rarest(conn, ["the", "and"], [1, 50], "", [], 64, None) is None
+    plain = [(r.id, r.rank) for r in sq.body_match(conn, '"the"', [], ("memory",), 64)]
+    told_one = sq.body_match(conn, '"the"', [], ("memory",), 64, [1], phrases=["the"], memo=None)
+    assert [(r.id, r.rank) for r in told_one] == plain and len(plain) == count
+
+
+def test_calibrated_counts_take_english_words_from_the_word_index(fts_engine: MemoryEngine) -> None:
+    # The probe filter counts what the probe ranks (the word and its stems); the IDFs count the
+    # words that start with the term, as a substring count would ("writ": writing, written).
+    from engine.search.pipeline import _TermCounts
+    from engine.store import search_queries as sq
+
+    note = fts_engine.workspace / "memory" / "2026-10-25.md"
+    note.write_text(
+        "# 2026-10-25\n\n- Writing the report.\n\n## Later\n\n- A written note, and the writer wrote back.\n",
+        encoding="utf-8",
+    )
+    fts_engine.sync()
+    conn = fts_engine.store.conn()
+    total = int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0])
+    on = _TermCounts.of(conn, "trigram", total, words=True)
+    off = _TermCounts.of(conn, "trigram", total, words=False)
+    assert on.probe("writ") == sq.document_frequency(conn, "writ", sq.WORDS) == 0  # no such word
+    assert on.idf("writ") == sq.document_frequency(conn, "writ", sq.WORD_PREFIXES) > 0
+    assert off.idf("writ") == off.probe("writ") == sq.document_frequency(conn, "writ", "trigram")
+    assert on.idf("湖景房") == sq.document_frequency(conn, "湖景房", "trigram") > 0  # CJK: trigrams
+
+
 def test_an_and_ranked_through_its_rarest_phrase_equals_sqlites_bm25(fts_engine: MemoryEngine) -> None:
     # The AND's rows and ranks come from one statement over its rarest phrase, the other phrases
     # counted in each row's text: every rank must be the value bm25() gives on the AND itself.
@@ -601,3 +645,49 @@ def test_script_of_tells_a_notes_language_from_its_letters() -> None:
     assert script_of("- 湖景房 lake view room, booked for the Hangzhou trip") == "latin"  # 3 of 36
     assert script_of("<!-- observed: 2026-10-06 origin: user -->\n- 订湖景房，不要吸烟房。") == "cjk"
     assert script_of("- Café crème, naïve façade") == "latin"  # accented letters are Latin
+
+
+def test_calibrated_probes_match_whole_words_and_their_stems(fts_engine: MemoryEngine) -> None:
+    """Calibrated scoring probes an ASCII word in the word index: "volunteering" finds the note
+    that says "volunteers" (one Porter stem), which no trigram substring of it matches. OpenClaw's
+    scoring keeps its substring probes; the full query still matches substrings, so a word typed
+    halfway ("volunte") finds the note it starts."""
+    from engine.store import word_index
+
+    note = fts_engine.workspace / "memory" / "2026-10-22.md"
+    note.write_text("# 2026-10-22\n\n- Caroline volunteers at the animal shelter.\n", encoding="utf-8")
+    fts_engine.sync()
+    path = "memory/2026-10-22.md"
+
+    def keyword_paths(query: str, scoring: str) -> set[str]:
+        resp = fts_engine.search(query, scoring=scoring, min_score=0.0, record=False, legs="keyword")
+        return {h.path for h in resp.results}
+
+    assert path in keyword_paths("Who went volunteering in Paris?", "calibrated")
+    assert path not in keyword_paths("Who went volunteering in Paris?", "openclaw")
+    assert path in keyword_paths("volunte", "calibrated")
+    conn = fts_engine.store.conn()
+    with conn:  # a database opened without its migration: the probes fall back to the trigrams
+        conn.execute(f"DROP TABLE {word_index.TABLE}")
+    assert path not in keyword_paths("Who went volunteering in Paris?", "calibrated")
+
+
+def test_a_word_probe_keeps_to_the_requested_sources(tmp_path: Path) -> None:
+    from engine.store import index_rows as rows
+    from engine.store import search_queries as q
+    from engine.store.db import Store
+    from engine.store.schema import ensure_chunks_fts
+
+    conn = Store(tmp_path / "index.sqlite").conn()
+    ensure_chunks_fts(conn, "trigram")
+    for cid, source, text in (("m1", "memory", "deploying on friday"), ("s1", "sessions", "the deploy window")):
+        path = f"{source}/{cid}.md"
+        chunk = rows.NewChunk(cid, path, source, 1, 1, cid, text, "agent", "unknown", 0, None, None, None, None)
+        with conn:
+            rows.upsert_source(conn, path, source, cid, 0.0, 1)
+            rows.insert_chunks(conn, [chunk], now=0.0, embeddings={}, model="m", vec=False)
+    assert [r.id for r in q.word_match(conn, "deploys", ("memory",), 10)] == ["m1"]
+    assert [r.id for r in q.word_match(conn, "deploys", ("sessions",), 10)] == ["s1"]
+    assert {r.id for r in q.word_match(conn, "deploys", (), 10)} == {"m1", "s1"}
+    assert q.document_frequency(conn, "deploys", q.WORDS) == 2
+    assert q.document_frequency(conn, "deploys", "trigram") == 0  # no substring "deploys" in either

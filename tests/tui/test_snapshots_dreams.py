@@ -37,7 +37,7 @@ SHORT_FACT = "杭州酒店的退房时间是中午十二点，可以延迟到下
 # word of them is in another file: a keyword probe for "staging" or "noon" would find other notes).
 RECALLS = (
     ("2026-11-03T10:00:00+00:00", "database password", FACT_PATH),
-    ("2026-11-04T10:00:00+00:00", "database password rotates", FACT_PATH),
+    ("2026-11-04T10:00:00+00:00", "friday database password", FACT_PATH),
     ("2026-11-05T08:00:00+00:00", "password on friday", FACT_PATH),
     ("2026-11-04T11:00:00+00:00", "退房", SHORT_PATH),
     ("2026-11-05T08:30:00+00:00", "中午十二点", SHORT_PATH),
