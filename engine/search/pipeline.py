@@ -381,7 +381,7 @@ def run_search(
         qvec, timings["embed"] = qv.vector, qv.embed_ms
         t1 = time.perf_counter()
         leg = (
-            matrix_hits(conn, vm, qv.top)
+            matrix_hits(conn, vm, qv.top, meta)
             if vm is not None and qv.top is not None
             else vector_leg(conn, qvec, model=vctx.model, sources=req.sources, limit=window, use_vec=vctx.use_vec)
         )

@@ -185,12 +185,20 @@ def matrix_top(vm: VectorMatrix, query_vec: np.ndarray, sources: Sequence[str], 
     return [(int(i), float(scores[i])) for i in part if np.isfinite(scores[i])]
 
 
-def matrix_hits(conn: apsw.Connection, vm: VectorMatrix, top: Sequence[tuple[int, float]]) -> list[VectorHit]:
-    """The chunks of :func:`matrix_top`'s rows, read from the index."""
-    rows = q.chunk_rows(conn, [vm.ids[i] for i, _ in top])
+def matrix_hits(
+    conn: apsw.Connection,
+    vm: VectorMatrix,
+    top: Sequence[tuple[int, float]],
+    meta: dict[str, q.ChunkMeta] | None = None,
+) -> list[VectorHit]:
+    """The chunks of :func:`matrix_top`'s rows, read from the index; their metadata is added to
+    ``meta`` (the search needs it for every candidate: one read instead of two)."""
+    rows = q.chunk_meta(conn, [vm.ids[i] for i, _ in top])
+    if meta is not None:
+        meta.update(rows)
     out = []
     for i, score in top:
-        r = rows.get(vm.ids[i])
-        if r is not None:
-            out.append(VectorHit(vm.ids[i], r[0], r[1], r[2], r[3], r[4], score))
+        m = rows.get(vm.ids[i])
+        if m is not None:
+            out.append(VectorHit(m.id, m.path, m.source, m.start_line, m.end_line, m.text, score))
     return out

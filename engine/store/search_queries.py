@@ -526,16 +526,3 @@ def all_vectors(conn: apsw.Connection, model: str, after_rowid: int, size: int) 
             (model, after_rowid, size),
         )
     ]
-
-
-def chunk_rows(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, tuple[str, str, int, int, str]]:
-    """id -> (path, source, start_line, end_line, text) for a few chunks."""
-    out: dict[str, tuple[str, str, int, int, str]] = {}
-    for start in range(0, len(ids), 500):
-        batch = list(ids[start : start + 500])
-        marks = ", ".join("?" for _ in batch)
-        for r in conn.execute(
-            f"SELECT id, path, source, start_line, end_line, text FROM memory_index_chunks WHERE id IN ({marks})", batch
-        ):
-            out[r[0]] = (r[1], r[2], int(r[3]), int(r[4]), r[5])
-    return out

@@ -101,6 +101,16 @@ def test_snippet_tokens_handle_cjk_with_bigrams() -> None:
     assert jaccard(frozenset({"a", "b"}), frozenset({"b", "c"})) == pytest.approx(1 / 3)
 
 
+def test_snippet_tokens_of_ascii_text_are_its_unicode_words() -> None:
+    # The ASCII fast path must give exactly the word tokens the general pattern gives.
+    import re
+
+    texts = ["Gina's dance_class at 10:30, then F1 re-runs!", "ALL CAPS and x2y", "tabs\tand\nlines — no", ""]
+    for text in texts:
+        assert snippet_tokens(text) == frozenset(re.findall(r"[^\W]+", text.lower())), text
+    assert snippet_tokens("Gina's dance_class") == {"gina", "s", "dance_class"}
+
+
 def test_openclaw_scoring_decays_every_dated_memory_path() -> None:
     # OpenClaw 2026.9.6 decays slugged and nested dated notes too; other memory paths never decay.
     for dated in ("memory/2026-10-06.md", "memory/2026-10-06-call.md", "memory/warm/2026-10-06.md"):
