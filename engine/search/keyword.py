@@ -48,6 +48,32 @@ class KeywordHit:
     has_body: bool
 
 
+def _hit_of(
+    row: q.BodyRow,
+    *,
+    text_score: float = 0.0,
+    boosted: float = 0.0,
+    path_score: float = 0.0,
+    exact_tier: int = 0,
+    has_body: bool = False,
+) -> KeywordHit:
+    """A chunk row as a keyword hit with the given scores (a path hit unless ``has_body``)."""
+    return KeywordHit(
+        id=row.id,
+        path=row.path,
+        source=row.source,
+        start_line=int(row.start_line),
+        end_line=int(row.end_line),
+        text=row.text,
+        text_score=text_score,
+        bm25_rank=row.rank if has_body else None,
+        boosted=boosted,
+        path_score=path_score,
+        exact_tier=exact_tier,
+        has_body=has_body,
+    )
+
+
 def bm25_to_score(rank: float) -> float:
     if not math.isfinite(rank):
         return 0.001
@@ -124,7 +150,6 @@ class _BodySearch:
     sources: Sequence[str]
     limit: int
     hits_of: Callable[[str], int] | None = None
-    memo: q.PhraseRanks | None = None
     words: bool = False
 
     def body(self, terms_query: str) -> list[KeywordHit]:
@@ -134,9 +159,7 @@ class _BodySearch:
         match, substrings, phrases = plan(tokens, self.tokenizer)
         counts = [self.hits_of(t) for t in phrases] if match and self.hits_of else None
         try:
-            rows = q.body_match(
-                self.conn, match, substrings, self.sources, self.limit, counts, phrases=phrases, memo=self.memo
-            )
+            rows = q.body_match(self.conn, match, substrings, self.sources, self.limit, counts, phrases=phrases)
         except apsw.SQLError:
             # MATCH syntax the FTS engine refuses: substring filters on every token instead.
             rows = q.body_match(self.conn, None, tokens, self.sources, self.limit)
@@ -146,22 +169,8 @@ class _BodySearch:
         hits = []
         for r in rows:
             base = bm25_to_score(r.rank) if r.rank is not None else 0.0
-            hits.append(
-                KeywordHit(
-                    id=r.id,
-                    path=r.path,
-                    source=r.source,
-                    start_line=int(r.start_line),
-                    end_line=int(r.end_line),
-                    text=r.text,
-                    text_score=base,
-                    bm25_rank=r.rank,
-                    boosted=self.booster.score(base, r.id, r.text, r.path),
-                    path_score=0.0,
-                    exact_tier=0,
-                    has_body=True,
-                )
-            )
+            boosted = self.booster.score(base, r.id, r.text, r.path)
+            hits.append(_hit_of(r, text_score=base, boosted=boosted, has_body=True))
         return hits
 
     def probe(self, term: str) -> list[KeywordHit]:
@@ -239,20 +248,7 @@ def path_leg(
     for tier, path, source in exact:
         row = firsts.get((path, source))
         if row is not None:
-            hits[row.id] = KeywordHit(
-                id=row.id,
-                path=row.path,
-                source=row.source,
-                start_line=int(row.start_line),
-                end_line=int(row.end_line),
-                text=row.text,
-                text_score=0.0,
-                bm25_rank=None,
-                boosted=0.0,
-                path_score=0.0,
-                exact_tier=tier,
-                has_body=False,
-            )
+            hits[row.id] = _hit_of(row, exact_tier=tier)
     tokens = query_tokens(query)
     if tokens:
         match = " AND ".join(fts_quote(t) for t in tokens)
@@ -273,20 +269,7 @@ def path_leg(
                 continue
             if tier == 0 and partial < limit:
                 partial += 1
-                hits[row.id] = KeywordHit(
-                    id=row.id,
-                    path=row.path,
-                    source=row.source,
-                    start_line=int(row.start_line),
-                    end_line=int(row.end_line),
-                    text=row.text,
-                    text_score=0.0,
-                    bm25_rank=None,
-                    boosted=0.0,
-                    path_score=score,
-                    exact_tier=0,
-                    has_body=False,
-                )
+                hits[row.id] = _hit_of(row, path_score=score)
     return list(hits.values())
 
 
@@ -366,7 +349,7 @@ def keyword_leg(
     ``hits_of(term)``, the number of chunks that hold a MATCH term, lets a small match be ranked
     without SQLite's IDF scans (``engine.store.bm25``: exact counts give identical ranks; the
     calibrated scoring's word-index estimates give BM25 with their IDFs), and an AND through its
-    rarest phrase, whose probe then reuses that ranking (``PhraseRanks``).
+    rarest phrase.
     ``words`` (calibrated scoring) looks up the probes of ASCII words in the word index
     (``engine.store.word_index``: whole words and their Porter stems, not substrings); the full
     query's AND still matches substrings, so a word typed halfway finds the chunks it starts.
@@ -378,7 +361,6 @@ def keyword_leg(
         sources,
         limit,
         hits_of,
-        q.PhraseRanks() if hits_of is not None and not words else None,
         words,
     )
     merged: dict[str, KeywordHit] = {}

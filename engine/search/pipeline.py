@@ -173,7 +173,7 @@ def term_counter(conn: apsw.Connection, tokenizer: str, total: int) -> Callable[
 class _TermCounts:
     """The chunk counts one calibrated search asks for, each from the index that answers it.
 
-    With ``words`` (the word index exists, trigram FTS), an English word is counted there:
+    With ``words`` (trigram FTS), an English word is counted in the word index:
     a probe's filter counts the word and its stems (exactly what the probe ranks), and the
     IDFs of the full query's AND and of the coverage concepts count the words that start with
     it ("writ" → writing, writer, written), close to the substring count they stand for and
@@ -324,8 +324,9 @@ def run_search(
     probe_limit = probe_match_limit(chunk_total, window) if req.scoring == "calibrated" and chunk_total else None
     probed: list[str] = []
     skipped_probes: list[str] = []
-    # Calibrated scoring probes English words in the word index and counts them there.
-    words = req.scoring == "calibrated" and tokenizer == "trigram" and q.has_word_index(conn)
+    # Calibrated scoring probes English words in the word index and counts them there (every
+    # index opened through the store has it: its migration runs on open).
+    words = req.scoring == "calibrated" and tokenizer == "trigram"
     counts = _TermCounts.of(conn, tokenizer, chunk_total, words)
     if req.legs in ("hybrid", "keyword"):
         keyword_hits, probed, skipped_probes = keyword_leg(

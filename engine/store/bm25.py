@@ -14,8 +14,8 @@ two). It runs in Python once per matching row (≈ 7 µs), so callers use it onl
 are few (:data:`PYTHON_RANK_ROWS`) and leave larger match sets to SQLite's C function.
 
 ``clawmem_bm25_and(fts_table, matched, phrase_0, hits_0, …)`` gives the same value for an AND
-from a statement that matches only its rarest phrase (see below): FTS5 would evaluate every
-phrase of the AND over the whole index.
+(given exact counts) from a statement that matches only its rarest phrase (see below): FTS5
+would evaluate every phrase of the AND over the whole index.
 """
 
 from __future__ import annotations

@@ -67,27 +67,6 @@ def _ranked_by_known_counts(
     return [(rowid, rank) for rowid, rank in rows[:limit]]
 
 
-class PhraseRanks:
-    """Single-phrase rankings one search has already computed, keyed by statement.
-
-    Ranking an AND through its rarest phrase (:func:`_ranked_through_rarest`) ranks every row of
-    that phrase by the phrase alone on the way; the phrase's own keyword probe, later in the same
-    search, takes them from here instead of matching the phrase again."""
-
-    def __init__(self) -> None:
-        self._ranked: dict[tuple[str, str, tuple[object, ...]], list[tuple[int, float]]] = {}
-
-    @staticmethod
-    def _key(match: str, filters: str, params: Sequence[object]) -> tuple[str, str, tuple[object, ...]]:
-        return (match.lower() if match.isascii() else match, filters, tuple(params))  # FTS5 folds ASCII
-
-    def get(self, match: str, filters: str, params: Sequence[object]) -> list[tuple[int, float]] | None:
-        return self._ranked.get(self._key(match, filters, params))
-
-    def put(self, match: str, filters: str, params: Sequence[object], ranked: list[tuple[int, float]]) -> None:
-        self._ranked[self._key(match, filters, params)] = ranked
-
-
 def _ranked_through_rarest(
     conn: apsw.Connection,
     phrases: Sequence[str],
@@ -95,7 +74,6 @@ def _ranked_through_rarest(
     filters: str,
     params: Sequence[object],
     limit: int,
-    memo: PhraseRanks | None,
 ) -> list[tuple[int, float]] | None:
     """The best ``limit`` (rowid, rank) of the AND of ``phrases``, from one statement over the
     rows of its rarest phrase (:data:`bm25.AND_FUNCTION`: with exact counts, the same ranks as
@@ -108,27 +86,15 @@ def _ranked_through_rarest(
     pairs: list[object] = [x for p, n in zip(phrases, phrase_hits, strict=True) for x in (p.replace('"', ""), n)]
     marks = ", ".join("?" for _ in pairs)
     single = '"' + phrases[rarest].replace('"', "") + '"'
-    # The phrase's own rank only when its probe may reuse it (not when the probe uses words).
-    alone_rank = f"{bm25.FUNCTION}({FTS}, ?)" if memo is not None else "?"
-    alone_arg = phrase_hits[rarest] if memo is not None else None
-    sql = (
-        f"SELECT rowid, {alone_rank}, {bm25.AND_FUNCTION}({FTS}, ?, {marks}) FROM {FTS} "
-        f"WHERE {FTS} MATCH ?{filters} LIMIT ?"
-    )
+    sql = f"SELECT rowid, {bm25.AND_FUNCTION}({FTS}, ?, {marks}) FROM {FTS} WHERE {FTS} MATCH ?{filters} LIMIT ?"
     both: list[tuple[int, float]] = []
-    alone: list[tuple[int, float]] = []
     cap = bm25.PYTHON_RANK_ROWS
-    rows = conn.execute(sql, [alone_arg, rarest, *pairs, single, *params, cap + 1])
-    for seen, (rowid, rank, and_rank) in enumerate(rows, 1):
+    rows = conn.execute(sql, [rarest, *pairs, single, *params, cap + 1])
+    for seen, (rowid, and_rank) in enumerate(rows, 1):
         if and_rank == bm25.UNSURE or seen > cap:  # unsure folding; more rows than estimated
             return None
-        if memo is not None:
-            alone.append((int(rowid), float(rank)))
         if and_rank is not None:
             both.append((int(rowid), float(and_rank)))
-    if memo is not None:
-        alone.sort(key=lambda r: (r[1], r[0]))
-        memo.put(single, filters, params, alone)
     both.sort(key=lambda r: (r[1], r[0]))
     return both[:limit]
 
@@ -142,7 +108,6 @@ def body_match(
     phrase_hits: Sequence[int] | None = None,
     *,
     phrases: Sequence[str] = (),
-    memo: PhraseRanks | None = None,
 ) -> list[BodyRow]:
     """FTS5 MATCH (bm25 ranked) AND-ed with substring terms; substring-only when no MATCH.
 
@@ -154,8 +119,7 @@ def body_match(
     ``phrase_hits`` — how many chunks hold each MATCH phrase, in order — lets a match of a few
     rows be ranked by :mod:`engine.store.bm25` (the same values, without SQLite's per-statement
     IDF scans); more rows than :data:`bm25.PYTHON_RANK_ROWS` go to ``bm25()``. With
-    ``phrases`` (the MATCH's phrases, in order) an AND is ranked through its rarest phrase, and
-    ``memo`` keeps that phrase's own ranking for its probe.
+    ``phrases`` (the MATCH's phrases, in order) an AND is ranked through its rarest phrase.
     """
     cjk = [t for t in substrings if cjk_index.is_cjk_term(t) and len(t) == 2]
     # Filters on the FTS row: the LIKE terms, then the sources.
@@ -178,10 +142,8 @@ def body_match(
             bigrams.append(cjk_index.match_expression(cjk))
         args = [*bigrams, *params]
         known: Sequence[tuple[int, float | None]] | None = None
-        if memo is not None and (seen := memo.get(match, filters, args)) is not None:
-            known = seen[:limit]
-        elif phrase_hits and phrases and not substrings:
-            known = _ranked_through_rarest(conn, phrases, phrase_hits, filters, args, limit, memo)
+        if phrase_hits and phrases and not substrings:
+            known = _ranked_through_rarest(conn, phrases, phrase_hits, filters, args, limit)
         if known is None:
             known = _ranked_by_known_counts(conn, match, filters, args, limit, phrase_hits)
         if known is not None:
@@ -221,11 +183,6 @@ def _rows_of(conn: apsw.Connection, ranked: Sequence[tuple[int, float | None]], 
         if r is not None:
             out.append(BodyRow(r[1], r[2], r[3], int(r[4]), int(r[5]), r[6], rank))
     return out[:limit]
-
-
-def has_word_index(conn: apsw.Connection) -> bool:
-    """Whether the word index exists (a database opened without migrating may lack it)."""
-    return word_index.exists(conn)
 
 
 def word_match(conn: apsw.Connection, term: str, sources: Sequence[str], limit: int) -> list[BodyRow]:

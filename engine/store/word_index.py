@@ -46,11 +46,6 @@ def remove(conn: apsw.Connection, fts_rowid: int) -> None:
     conn.execute(f"DELETE FROM {TABLE} WHERE rowid = ?", (fts_rowid,))
 
 
-def exists(conn: apsw.Connection) -> bool:
-    found = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,))
-    return next(iter(found), None) is not None
-
-
 def rebuild_from_fts(conn: apsw.Connection, schema: str = "main") -> None:
     """Fill the index from the FTS rows (migration of an older index, shadow publish)."""
     conn.execute(f"DELETE FROM {schema}.{TABLE}")

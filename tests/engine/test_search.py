@@ -482,7 +482,7 @@ def test_bm25_from_known_counts_equals_sqlites_bm25(fts_engine: MemoryEngine) ->
     # engine.store.bm25 replaces SQLite's per-statement IDF scans with counts the search has
     # cached; every rank must be the very value bm25() gives, or rankings would drift.
     from engine.store import bm25
-    from engine.store.search_queries import FTS, PhraseRanks, body_match, document_frequency
+    from engine.store.search_queries import FTS, body_match, document_frequency
 
     notes = fts_engine.workspace / "memory" / "2026-10-22.md"
     notes.write_text(
@@ -510,7 +510,7 @@ def test_bm25_from_known_counts_equals_sqlites_bm25(fts_engine: MemoryEngine) ->
         with_counts = body_match(conn, match, [], ("memory",), 64, counts)
         assert [(r.id, r.rank) for r in with_counts] == plain
         words = [p.strip('"') for p in phrases]
-        through = body_match(conn, match, [], ("memory",), 64, counts, phrases=words, memo=PhraseRanks())
+        through = body_match(conn, match, [], ("memory",), 64, counts, phrases=words)
         assert [(r.id, r.rank) for r in through] == plain
 
 
@@ -546,9 +546,9 @@ def test_an_underestimated_count_never_ranks_more_rows_in_python(
     monkeypatch.setattr(bm25, "PYTHON_RANK_ROWS", 3)
     assert sq._ranked_by_known_counts(conn, '"the"', "", [], 64, [1]) is None
     # 50 is more than the index's rows: an overshooting estimate must not break the IDF either.
-    assert sq._ranked_through_rarest(conn, ["the", "and"], [1, 50], "", [], 64, None) is None
+    assert sq._ranked_through_rarest(conn, ["the", "and"], [1, 50], "", [], 64) is None
     plain = [(r.id, r.rank) for r in sq.body_match(conn, '"the"', [], ("memory",), 64)]
-    told_one = sq.body_match(conn, '"the"', [], ("memory",), 64, [1], phrases=["the"], memo=None)
+    told_one = sq.body_match(conn, '"the"', [], ("memory",), 64, [1], phrases=["the"])
     assert [(r.id, r.rank) for r in told_one] == plain and len(plain) == count
 
 
@@ -604,15 +604,10 @@ def test_an_and_ranked_through_its_rarest_phrase_equals_sqlites_bm25(fts_engine:
             for r, k in conn.execute(f"SELECT rowid, bm25({FTS}) FROM {FTS} WHERE {FTS} MATCH ?", (match,))
         ]
         builtin.sort(key=lambda r: (r[1], r[0]))
-        memo = sq.PhraseRanks()
-        ours = sq._ranked_through_rarest(conn, phrases, counts, "", [], 64, memo)
+        ours = sq._ranked_through_rarest(conn, phrases, counts, "", [], 64)
         assert ours == builtin, phrases  # the same rows, exactly equal floats
-        # The rarest phrase's own probe gets its ranking from the memo: the same as matching it.
-        rarest = min(range(len(phrases)), key=lambda i: (counts[i], i))
-        probe = f'"{phrases[rarest].lower()}"'
-        assert memo.get(probe, "", []) == sq._ranked_by_known_counts(conn, probe, "", [], 64, [counts[rarest]])
     # A non-ASCII phrase is left to the AND statement (FTS5's folding of it is not ours).
-    assert sq._ranked_through_rarest(conn, ["café", "dance"], [1, 3], "", [], 64, None) is None
+    assert sq._ranked_through_rarest(conn, ["café", "dance"], [1, 3], "", [], 64) is None
 
 
 def test_a_row_folding_onto_ascii_leaves_the_and_to_sqlite(fts_engine: MemoryEngine) -> None:
@@ -626,10 +621,8 @@ def test_a_row_folding_onto_ascii_leaves_the_and_to_sqlite(fts_engine: MemoryEng
     conn = fts_engine.store.conn()
     phrases = ["river", "kayak"]
     counts = [sq.document_frequency(conn, p, "trigram") for p in phrases]
-    assert sq._ranked_through_rarest(conn, phrases, counts, "", [], 64, None) is None
-    hits = sq.body_match(
-        conn, '"river" AND "kayak"', [], ("memory",), 64, counts, phrases=phrases, memo=sq.PhraseRanks()
-    )
+    assert sq._ranked_through_rarest(conn, phrases, counts, "", [], 64) is None
+    hits = sq.body_match(conn, '"river" AND "kayak"', [], ("memory",), 64, counts, phrases=phrases)
     assert [h.path for h in hits] == ["memory/2026-10-24.md"]
 
 
@@ -652,8 +645,6 @@ def test_calibrated_probes_match_whole_words_and_their_stems(fts_engine: MemoryE
     that says "volunteers" (one Porter stem), which no trigram substring of it matches. OpenClaw's
     scoring keeps its substring probes; the full query still matches substrings, so a word typed
     halfway ("volunte") finds the note it starts."""
-    from engine.store import word_index
-
     note = fts_engine.workspace / "memory" / "2026-10-22.md"
     note.write_text("# 2026-10-22\n\n- Caroline volunteers at the animal shelter.\n", encoding="utf-8")
     fts_engine.sync()
@@ -666,10 +657,6 @@ def test_calibrated_probes_match_whole_words_and_their_stems(fts_engine: MemoryE
     assert path in keyword_paths("Who went volunteering in Paris?", "calibrated")
     assert path not in keyword_paths("Who went volunteering in Paris?", "openclaw")
     assert path in keyword_paths("volunte", "calibrated")
-    conn = fts_engine.store.conn()
-    with conn:  # a database opened without its migration: the probes fall back to the trigrams
-        conn.execute(f"DROP TABLE {word_index.TABLE}")
-    assert path not in keyword_paths("Who went volunteering in Paris?", "calibrated")
 
 
 def test_a_word_probe_keeps_to_the_requested_sources(tmp_path: Path) -> None:
