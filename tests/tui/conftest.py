@@ -8,6 +8,7 @@ real model happens once per session per fixture; tests get a copy (mtimes preser
 
 from __future__ import annotations
 
+import fcntl
 import re
 import shutil
 import time
@@ -28,6 +29,22 @@ show_timings = false
 cursor_blink = false
 watch = false
 """
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_session_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The workspaces live at fixed paths (the snapshots show them), so two test sessions on one
+    machine would delete each other's: an edit then lands in the other session's copy and its
+    watcher never sees it. A second session waits for the first (an exclusive lock)."""
+    SNAP_ROOT.parent.mkdir(parents=True, exist_ok=True)
+    with open(SNAP_ROOT.parent / f"{SNAP_ROOT.name}.lock", "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
+                print(f"\nanother test session is using {SNAP_ROOT}: waiting for it to finish…", flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(scope="session")

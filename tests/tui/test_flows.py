@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 from collections.abc import Callable
 
+import apsw
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Checkbox, DataTable, Input, Label, SelectionList, TabbedContent, TextArea
@@ -13,7 +14,7 @@ from textual.worker import WorkerState
 
 from tests.conftest import FIXTURES
 from tui.app import ClawmemApp
-from tui.messages import IndexProgress
+from tui.messages import FilesChanged, IndexProgress
 from tui.screens.memory import MemoryPane
 from tui.screens.search import SearchPane
 from tui.widgets.breakdown import BreakdownPanel
@@ -226,6 +227,29 @@ def progress_recorder() -> tuple[list[IndexProgress], Callable[[Message], None]]
     return seen, hook
 
 
+def sync_diagnosis(
+    app: ClawmemApp, text: str, path: str, seen: list[IndexProgress], changed: list[frozenset[str]]
+) -> str:
+    """Where an external edit got stuck on its way into the index, for a wait's failure message:
+    the watcher's report, the worker's phases, the rows a fresh connection and the app's see."""
+    sql = "SELECT start_line FROM memory_index_chunks WHERE path = ? AND instr(text, ?) > 0"
+    fresh = apsw.Connection(str(app.engine.settings.db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        in_db = [r[0] for r in fresh.execute(sql, (path, text))]
+    finally:
+        fresh.close()
+    in_app = [r[0] for r in app.engine.store.conn().execute(sql, (path, text))]
+    hits = app.engine.search(text, legs="keyword", record=False, sync=False).results
+    run = app._run
+    state = (run.finished, list(run.queue), run.stop_embedding.is_set(), run.cancel.is_set()) if run else None
+    return (
+        f"watcher reported {[sorted(c) for c in changed]}; phases {[(m.phase, m.done) for m in seen[-5:]]}; "
+        f"run (finished, queue, stop_embedding, cancel) {state}; chunks holding the text: {in_db} read fresh, "
+        f"{in_app} through the app's connection; keyword hits {[(h.path, h.start_line) for h in hits]}; "
+        f"notifications {[n.message for n in getattr(app, '_notifications', [])]}"
+    )
+
+
 def keyword_found(app: ClawmemApp, text: str, path: str) -> bool:
     return any(h.path == path for h in app.engine.search(text, legs="keyword", record=False, sync=False).results)
 
@@ -234,7 +258,14 @@ async def test_a_file_change_during_embedding_is_synced_and_embedding_goes_on(
     make_unindexed_app: Callable[..., ClawmemApp],
 ) -> None:
     app = make_unindexed_app(busy_workspace())
-    seen, hook = progress_recorder()
+    seen, record_progress = progress_recorder()
+    changed: list[frozenset[str]] = []
+
+    def hook(message: Message) -> None:
+        record_progress(message)
+        if isinstance(message, FilesChanged):
+            changed.append(message.paths)
+
     async with app.run_test(size=(160, 45), message_hook=hook) as pilot:
         await pilot.press("4")
         # The pass is under way: some chunks have a vector, most do not yet.
@@ -244,7 +275,8 @@ async def test_a_file_change_during_embedding_is_synced_and_embedding_goes_on(
 
         memory = app.engine.workspace / "MEMORY.md"  # an external edit, seen by the watcher
         memory.write_text(memory.read_text(encoding="utf-8") + "- The hotel upgraded us to a suite.\n", "utf-8")
-        assert await wait_for(pilot, lambda: keyword_found(app, "upgraded us to a suite", "MEMORY.md"), timeout=20)
+        found = await wait_for(pilot, lambda: keyword_found(app, "upgraded us to a suite", "MEMORY.md"), timeout=20)
+        assert found, sync_diagnosis(app, "upgraded us to a suite", "MEMORY.md", seen, changed)
         assert app.indexing, "the change must have landed while the embedding pass was running"
 
         # Nobody presses anything: embedding resumes after the sync and completes.
