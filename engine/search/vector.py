@@ -128,13 +128,14 @@ MATRIX_PAGE = 4096
 class VectorMatrix:
     """Every stored vector of one model as one float32 matrix (unit rows), for long-lived
     processes: one matrix-vector product (~10–20 ms at 100k chunks) instead of sqlite-vec's
-    brute-force scan (~150 ms). 100k chunks × 384 dims cost ~150 MB."""
+    brute-force scan (~150 ms). 100k chunks × 384 dims cost ~150 MB, the id → row map ~10 MB."""
 
     model: str
     ids: tuple[str, ...]
     sources: np.ndarray  # (n,) int8 code of each row's source
     source_names: tuple[str, ...]  # code -> source name
     matrix: np.ndarray  # (n, dims)
+    row_of: dict[str, int]  # chunk id -> its row
 
 
 def build_matrix(conn: apsw.Connection, model: str) -> VectorMatrix | None:
@@ -158,7 +159,7 @@ def build_matrix(conn: apsw.Connection, model: str) -> VectorMatrix | None:
     norms[norms == 0] = 1.0
     names = tuple(sorted(set(sources)))
     codes = np.array([names.index(src) for src in sources], dtype=np.int8)
-    return VectorMatrix(model, tuple(ids), codes, names, matrix / norms)
+    return VectorMatrix(model, tuple(ids), codes, names, matrix / norms, {cid: i for i, cid in enumerate(ids)})
 
 
 def matrix_leg(
@@ -185,6 +186,18 @@ def matrix_top(vm: VectorMatrix, query_vec: np.ndarray, sources: Sequence[str], 
     return [(int(i), float(scores[i])) for i in part if np.isfinite(scores[i])]
 
 
+def matrix_cosines(vm: VectorMatrix, query_vec: np.ndarray, ids: Sequence[str]) -> dict[str, float]:
+    """:func:`cosines_for` over the in-memory matrix (the same vectors, no database read): the
+    cosines of chunks the vector window did not reach, computed exactly as :func:`matrix_top`'s."""
+    rows = [(cid, vm.row_of[cid]) for cid in ids if cid in vm.row_of]
+    if not rows:
+        return {}
+    qv = np.asarray(query_vec, dtype=np.float32)
+    qv = qv / (np.linalg.norm(qv) or 1.0)
+    scores = vm.matrix[[i for _, i in rows]] @ qv
+    return {cid: float(score) for (cid, _), score in zip(rows, scores, strict=True)}
+
+
 def matrix_hits(
     conn: apsw.Connection,
     vm: VectorMatrix,
@@ -192,10 +205,10 @@ def matrix_hits(
     meta: dict[str, q.ChunkMeta] | None = None,
 ) -> list[VectorHit]:
     """The chunks of :func:`matrix_top`'s rows, read from the index; their metadata is added to
-    ``meta`` (the search needs it for every candidate: one read instead of two)."""
-    rows = q.chunk_meta(conn, [vm.ids[i] for i, _ in top])
-    if meta is not None:
-        meta.update(rows)
+    ``meta`` (the search needs it for every candidate: one read instead of two), and chunks
+    already in ``meta`` (the keyword hits', read while the query embedded) are not read again."""
+    rows = meta if meta is not None else {}
+    rows.update(q.chunk_meta(conn, [vm.ids[i] for i, _ in top if vm.ids[i] not in rows]))
     out = []
     for i, score in top:
         m = rows.get(vm.ids[i])

@@ -105,7 +105,9 @@ def test_snippet_tokens_of_ascii_text_are_its_unicode_words() -> None:
     # The ASCII fast path must give exactly the word tokens the general pattern gives.
     import re
 
+    every_ascii = "".join(chr(i) for i in range(128))
     texts = ["Gina's dance_class at 10:30, then F1 re-runs!", "ALL CAPS and x2y", "tabs\tand\nlines — no", ""]
+    texts += [every_ascii, every_ascii.replace(" ", ""), "a\x00b\x7fc\x1fd__e"]
     for text in texts:
         assert snippet_tokens(text) == frozenset(re.findall(r"[^\W]+", text.lower())), text
     assert snippet_tokens("Gina's dance_class") == {"gina", "s", "dance_class"}
@@ -149,3 +151,44 @@ def test_the_jaccard_matrix_equals_jaccard_for_every_pair() -> None:
         for j, b in enumerate(sets):
             if i != j:
                 assert matrix[i, j] == jaccard(a, b), (i, j)
+
+
+def _greedy_reference(rel: list[float], sets: list[frozenset[str]], lam: float, exact_ties: bool) -> list[int]:
+    """MMR straight from its definition, one Python comparison at a time (the rules of mmr_order)."""
+    lo, hi = min(rel), max(rel)
+    norm = [(r - lo) / (hi - lo) if hi > lo else 1.0 for r in rel]
+    order: list[int] = []
+    left = list(range(len(rel)))
+    while left:
+        vals = {
+            i: lam * norm[i] - (1 - lam) * max((jaccard(sets[i], sets[p]) for p in order), default=0.0) for i in left
+        }
+        if exact_ties:
+            top = max(vals.values())
+            best = max((i for i in left if vals[i] == top), key=lambda i: (rel[i], -i))
+        else:
+            best, best_val = -1, -math.inf
+            for i in left:
+                if vals[i] > best_val + 1e-12:
+                    best, best_val = i, vals[i]
+        order.append(best)
+        left.remove(best)
+    return order
+
+
+def test_mmr_order_is_the_greedy_definition_on_random_candidates() -> None:
+    # mmr_order updates every item's value with one array operation per pick; the order must be
+    # the definition's, ties included (repeated relevances, identical and empty token sets).
+    rng = random.Random(11)
+    words = [f"w{i}" for i in range(25)]
+    for trial in range(60):
+        n = rng.randint(2, 40)
+        rel = [rng.choice([0.2, 0.5, 0.5, 0.9]) if trial % 3 == 0 else rng.random() for _ in range(n)]
+        sets = [frozenset(rng.sample(words, rng.randint(0, 8))) for _ in range(n)]
+        if n > 3:
+            sets[1] = sets[0]
+        items = list(range(n))
+        for lam in (0.7, 0.5, 1.0):
+            for ties in (False, True):
+                got = mmr_order(items, relevance=rel.__getitem__, tokens=sets.__getitem__, lam=lam, exact_ties=ties)
+                assert got == _greedy_reference(rel, sets, lam, ties), (trial, lam, ties)

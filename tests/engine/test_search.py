@@ -226,7 +226,7 @@ def test_openclaw_keyword_mode_returns_only_what_passed(fts_engine: MemoryEngine
 
 def test_in_memory_matrix_matches_sqlite_vec(indexed_engine: MemoryEngine) -> None:
     # Long-lived processes (the app) score vectors from an in-memory matrix: same rows, same cosines.
-    from engine.search.vector import build_matrix, matrix_leg
+    from engine.search.vector import build_matrix, cosines_for, matrix_cosines, matrix_leg
 
     conn = indexed_engine.store.conn()
     provider = indexed_engine.provider_choice().provider
@@ -240,6 +240,14 @@ def test_in_memory_matrix_matches_sqlite_vec(indexed_engine: MemoryEngine) -> No
         assert [h.id for h in mem] == [h.id for h in knn]
         assert [round(h.cosine, 4) for h in mem] == [round(h.cosine, 4) for h in knn]
     assert matrix_leg(conn, matrix, provider.embed_query("x"), ("sessions",), 10) == []
+
+    # The cosines of chunks outside the vector window come from the matrix too: the database's.
+    ids = list(matrix.ids[::3])
+    qv = provider.embed_query("staging deploy")
+    from_matrix = matrix_cosines(matrix, qv, [*ids, "no-such-chunk"])
+    from_db = cosines_for(conn, qv, ids, provider.model)
+    assert from_matrix.keys() == from_db.keys() == set(ids)
+    assert all(abs(from_matrix[cid] - from_db[cid]) < 1e-6 for cid in ids)
 
 
 def test_repeated_searches_in_one_process_return_the_same_ranking(
