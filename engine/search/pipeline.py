@@ -276,7 +276,7 @@ def snippet_of(text: str, limit: int) -> str:
     if len(text) <= limit // 2:
         return text  # even if every character took two units
     head = text[:limit]
-    if head.isascii() or max(head) <= "\uffff":
+    if head.isascii() or len(head.encode("utf-16-le", "surrogatepass")) == 2 * len(head):
         return head  # one unit per character (only the head decides: it is all that is kept)
     units = 0
     for i, ch in enumerate(text):

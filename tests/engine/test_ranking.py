@@ -177,8 +177,8 @@ def _greedy_reference(rel: list[float], sets: list[frozenset[str]], lam: float, 
 
 
 def test_mmr_order_is_the_greedy_definition_on_random_candidates() -> None:
-    # mmr_order updates every item's value with one array operation per pick; the order must be
-    # the definition's, ties included (repeated relevances, identical and empty token sets).
+    # mmr_order keeps every item's value up to date with array operations; the order must be the
+    # definition's, ties included (repeated relevances, identical and empty token sets).
     rng = random.Random(11)
     words = [f"w{i}" for i in range(25)]
     for trial in range(60):
@@ -192,3 +192,17 @@ def test_mmr_order_is_the_greedy_definition_on_random_candidates() -> None:
             for ties in (False, True):
                 got = mmr_order(items, relevance=rel.__getitem__, tokens=sets.__getitem__, lam=lam, exact_ties=ties)
                 assert got == _greedy_reference(rel, sets, lam, ties), (trial, lam, ties)
+
+
+def test_snippets_keep_the_first_utf16_units_and_never_split_a_character() -> None:
+    # OpenClaw cuts a snippet at 700 UTF-16 code units: CJK characters are one unit, an emoji
+    # (an astral character) is two and is dropped whole when only one unit is left.
+    from engine.search.pipeline import snippet_of
+
+    assert snippet_of("short", 10) == "short"
+    assert snippet_of("abcdefghijkl", 10) == "abcdefghij"
+    assert snippet_of("湖景房" * 5, 10) == ("湖景房" * 5)[:10]
+    assert snippet_of("a😀" * 6, 10) == "a😀a😀a😀a"  # 3 × 3 units + 1: the next emoji does not fit
+    assert snippet_of("abcdefghi😀" + "x" * 20, 10) == "abcdefghi"
+    assert snippet_of("😀" * 3, 6) == "😀" * 3
+    assert snippet_of("\udc80" * 12, 10) == "\udc80" * 10  # a lone surrogate (undecodable byte) is one unit
