@@ -418,11 +418,13 @@ def run_search(
             + ("embedding is running)" if embedding_active else "run `clawmem index` to embed them)")
         )
     qvec = None
+    from_matrix = False  # the query was ranked against the in-memory vectors
     if semantic:
         assert vctx.provider is not None and vctx.model is not None
         assert embedding is not None
         qv = embedding.result()
         qvec, timings["embed"] = qv.vector, qv.embed_ms
+        from_matrix = vm is not None and qv.top is not None
         t1 = time.perf_counter()
         leg = (
             matrix_hits(conn, vm, qv.top, meta)
@@ -456,7 +458,7 @@ def run_search(
         missing = [cid for cid, c in cands.items() if c.cosine is None]
         found = (
             matrix_cosines(vm, qvec, missing)
-            if vm is not None and qv.top is not None
+            if from_matrix and vm is not None
             else cosines_for(conn, qvec, missing, vctx.model or "")
         )
         for cid, cos in found.items():

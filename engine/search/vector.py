@@ -31,6 +31,12 @@ class VectorHit:
     cosine: float
 
 
+def _unit(query_vec: np.ndarray) -> np.ndarray:
+    """The query vector as float32 of length 1 (every scan and the matrix compare unit vectors)."""
+    qv = np.asarray(query_vec, dtype=np.float32)
+    return qv / (np.linalg.norm(qv) or 1.0)
+
+
 def vector_leg(
     conn: apsw.Connection,
     query_vec: np.ndarray,
@@ -75,8 +81,7 @@ def _scan(
     conn: apsw.Connection, query_vec: np.ndarray, model: str, sources: Sequence[str], limit: int
 ) -> list[VectorHit]:
     """Cosine over every stored vector, 256 rows per batch, keeping the best ``limit``."""
-    qv = np.asarray(query_vec, dtype=np.float32)
-    qv = qv / (np.linalg.norm(qv) or 1.0)
+    qv = _unit(query_vec)
     best_ids: list[str] = []
     best_scores = np.empty(0, dtype=np.float32)
     after = 0
@@ -172,8 +177,7 @@ def matrix_leg(
 def matrix_top(vm: VectorMatrix, query_vec: np.ndarray, sources: Sequence[str], limit: int) -> list[tuple[int, float]]:
     """The best ``limit`` rows of the matrix (row index, cosine), best first. Pure numpy, no
     database: it can run on another thread while the keyword leg uses the connection."""
-    qv = np.asarray(query_vec, dtype=np.float32)
-    qv = qv / (np.linalg.norm(qv) or 1.0)
+    qv = _unit(query_vec)
     scores = vm.matrix @ qv
     if sources and not set(vm.source_names) <= set(sources):  # usually every row is "memory": no mask
         wanted = [i for i, name in enumerate(vm.source_names) if name in sources]
@@ -192,8 +196,7 @@ def matrix_cosines(vm: VectorMatrix, query_vec: np.ndarray, ids: Sequence[str]) 
     rows = [(cid, vm.row_of[cid]) for cid in ids if cid in vm.row_of]
     if not rows:
         return {}
-    qv = np.asarray(query_vec, dtype=np.float32)
-    qv = qv / (np.linalg.norm(qv) or 1.0)
+    qv = _unit(query_vec)
     scores = vm.matrix[[i for _, i in rows]] @ qv
     return {cid: float(score) for (cid, _), score in zip(rows, scores, strict=True)}
 
