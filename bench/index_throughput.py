@@ -3,9 +3,9 @@
 1. **Full index vs the model.** A workspace is generated from LoCoMo conversations (one dated
    diary per session, see ``bench/locomo.py``) plus the bilingual fixture. Each clawmem run is
    ``engine.sync(force=True)`` on a fresh home (so the embedding cache is EMPTY): discovery,
-   chunking, FTS rows, the shadow publish, every model call and every vector write. Each raw run
-   embeds the very texts that clawmem sent to the model (read back from the index; the distinct
-   chunk texts) one by one with ``llama_cpp.Llama.embed``, with the provider's passage prefix, the
+   chunking, FTS rows, the shadow publish, every model call and every vector write, the line
+   vectors included. Each raw run embeds the very texts that clawmem sent to the model (read back
+   from the index: the distinct chunk texts, then the content lines of each multi-line one) one by one with ``llama_cpp.Llama.embed``, with the provider's passage prefix, the
    same GGUF, the same context and the same thread count. The two sides alternate (ABBA…) in one
    process, ``--repeats`` times each; medians are reported. Ratio = raw seconds ÷ clawmem seconds
    (1.0 = the pipeline adds nothing over the model; target ≥ 0.9).
@@ -61,6 +61,7 @@ from bench.locomo import DATA, build_workspace  # noqa: E402
 from engine.config import load_settings  # noqa: E402
 from engine.embed.llama_provider import N_CTX, PREFIX_SCHEMES  # noqa: E402
 from engine.facade import MemoryEngine  # noqa: E402
+from engine.index.line_evidence import evidence_lines  # noqa: E402
 from engine.store import bench_rows  # noqa: E402
 
 
@@ -90,7 +91,13 @@ def clawmem_run(ws: Path, run: int) -> tuple[float, MemoryEngine, int, int]:
     report = engine.sync(force=True)
     seconds = time.perf_counter() - t0
     assert report.pending_embeddings == 0 and report.cache_hits == 0, report
-    return seconds, engine, report.chunks, report.embedded
+    return seconds, engine, report.chunks, report.embedded + report.embedded_lines
+
+
+def model_texts(engine: MemoryEngine) -> list[str]:
+    """What an index sends to the model: each distinct chunk text, then each one's content lines."""
+    chunks = bench_rows.distinct_chunk_texts(engine.store.conn())
+    return chunks + [line for text in chunks for _, line in evidence_lines(text)]
 
 
 def raw_run(llm: object, texts: list[str], prefix: str) -> float:
@@ -132,7 +139,7 @@ def throughput(conversations: int, repeats: int, threads: int) -> dict[str, obje
             if side == "clawmem":
                 seconds, engine, chunks, calls = clawmem_run(ws, rep)
                 if not texts:
-                    texts = bench_rows.distinct_chunk_texts(engine.store.conn())
+                    texts = model_texts(engine)
                     assert len(texts) == calls, (len(texts), calls)
                 if last is not None:
                     last.close()
@@ -142,7 +149,7 @@ def throughput(conversations: int, repeats: int, threads: int) -> dict[str, obje
             else:
                 if not texts:  # the first raw run needs the texts: index once untimed
                     _, engine, chunks, calls = clawmem_run(ws, 99)
-                    texts = bench_rows.distinct_chunk_texts(engine.store.conn())
+                    texts = model_texts(engine)
                     engine.close()
                 seconds = raw_run(llm, texts, prefix)
                 raw.append(seconds)

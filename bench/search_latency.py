@@ -16,7 +16,10 @@ a few thousand REAL embeddings:
    half from the short ones): its vector is the base vector plus Gaussian noise (σ = 0.015 per
    dimension, cosine to the original ≈ 0.95) re-normalised; its text is the base text with its
    lines shuffled, ~15 % of its words replaced by words of another real chunk, every number
-   changed, and, one time in five, a Chinese line of the fixture appended.
+   changed, and, one time in five, a Chinese line of the fixture appended. Each content line of
+   a multi-line chunk gets a line vector (engine/index/line_evidence.py): the chunk's vector plus
+   Gaussian noise (σ = 0.03, cosine ≈ 0.85 to it), so the search reads and compares as many line
+   vectors as a real index of that size holds (their values only decide which line is shown).
 3. Chunks go 4 to a file (dated diaries, dated notes with a slug, topic notes, MEMORY.md
    entries) and are written straight into the index tables with the product's own store
    functions (``index_rows.insert_chunks``/``upsert_source``), then the sqlite-vec table is
@@ -70,7 +73,8 @@ from bench.locomo import DATA, build_workspace  # noqa: E402
 from engine.config import load_settings  # noqa: E402
 from engine.facade import MemoryEngine  # noqa: E402
 from engine.index.chunking import chunk_id  # noqa: E402
-from engine.store import bench_rows  # noqa: E402
+from engine.index.line_evidence import evidence_lines  # noqa: E402
+from engine.store import bench_rows, line_vector_rows  # noqa: E402
 from engine.store import index_rows as rows  # noqa: E402
 from engine.store.schema import ensure_vec_table  # noqa: E402
 
@@ -80,6 +84,8 @@ MODES = {
     "keyword-only": {"scoring": "calibrated", "legs": "keyword"},
 }
 NOISE_SIGMA = 0.015
+LINE_NOISE_SIGMA = 0.03
+CORPUS_VERSION = 2  # 2: line vectors
 LONG_CONVERSATIONS = 3
 TURN_LIMIT = 3000
 CHUNKS_PER_FILE = 4
@@ -168,8 +174,10 @@ def build_corpus(size: int, texts: list[str], vectors: np.ndarray, model: str, e
     ws = CACHE / f"size-{size}" / "workspace"
     done = CACHE / f"size-{size}" / "built.json"
     identity = engine.expected_identity()
-    if done.exists() and json.loads(done.read_text())["identity"] == identity.to_json():
-        return home
+    if done.exists():
+        built = json.loads(done.read_text())
+        if built["identity"] == identity.to_json() and built.get("version") == CORPUS_VERSION:
+            return home
     if home.exists():
         shutil.rmtree(home)
     ws.mkdir(parents=True, exist_ok=True)
@@ -184,6 +192,7 @@ def build_corpus(size: int, texts: list[str], vectors: np.ndarray, model: str, e
     now = target.clock.timestamp()
     batch: list[rows.NewChunk] = []
     blobs: dict[str, bytes] = {}
+    line_blobs: dict[str, bytes] = {}
     line = 1
     for i in range(size):
         j = rng.choice(long_idx) if (i % 2 == 0 and long_idx) else rng.choice(short_idx)
@@ -214,13 +223,21 @@ def build_corpus(size: int, texts: list[str], vectors: np.ndarray, model: str, e
             )
         )
         blobs[h] = rows.vec_to_blob(vec)
+        n_evidence = len(evidence_lines(text))
+        if n_evidence:
+            lv = vec + nrng.normal(0.0, LINE_NOISE_SIGMA, (n_evidence, vectors.shape[1])).astype(np.float32)
+            line_blobs[h] = line_vector_rows.pack(list(lv / np.linalg.norm(lv, axis=1, keepdims=True)))
+        else:
+            line_blobs[h] = b""
         line += n_lines + 1
         if len(batch) >= 2000 or i == size - 1:
             with conn:
                 rows.insert_chunks(conn, batch, now=now, embeddings=blobs, model=model, vec=False)
+                for h, blob in line_blobs.items():
+                    line_vector_rows.store(conn, h, model, blob)
                 for p in sorted({c.path for c in batch}):
                     rows.upsert_source(conn, p, "memory", hashlib.sha256(p.encode()).hexdigest(), now, 1)
-            batch, blobs = [], {}
+            batch, blobs, line_blobs = [], {}, {}
     with conn:
         ensure_vec_table(conn, identity.vectorDims)
         bench_rows.fill_vec_table(conn)
@@ -228,7 +245,9 @@ def build_corpus(size: int, texts: list[str], vectors: np.ndarray, model: str, e
     conn.execute("ANALYZE")
     target.close()
     seconds = time.perf_counter() - t0
-    done.write_text(json.dumps({"identity": identity.to_json(), "seconds": round(seconds, 1)}))
+    done.write_text(
+        json.dumps({"identity": identity.to_json(), "version": CORPUS_VERSION, "seconds": round(seconds, 1)})
+    )
     print(f"built {size} chunks in {seconds:.0f} s", flush=True)
     return home
 

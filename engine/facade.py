@@ -99,6 +99,7 @@ class SyncReport:
     removed_files: int
     pending_embeddings: int  # chunks still without a vector
     cancelled: bool
+    embedded_lines: int = 0  # line vectors computed by the model in this run (line evidence)
 
 
 class MemoryEngine:
@@ -254,6 +255,7 @@ class MemoryEngine:
         embed: bool = True,
         progress: Progress | None = None,
         embed_progress: EmbedProgress | None = None,
+        line_progress: EmbedProgress | None = None,
         cancel: threading.Event | None = None,
         lock_timeout: float = 30.0,
     ) -> SyncReport:
@@ -327,7 +329,7 @@ class MemoryEngine:
         # and a watcher sync or another search must not wait for it.
         embed_stats: EmbedStats | None = None
         if embed and embedder is not None and not keep_semantic and not stats.cancelled:
-            embed_stats = self.embed_pending(progress=embed_progress, cancel=cancel)
+            embed_stats = self.embed_pending(progress=embed_progress, line_progress=line_progress, cancel=cancel)
         total, embedded_total = rows.count_chunks(conn)
         for rel, reason in stats.skipped:
             warnings.append(f"skipped {rel}: {reason}")
@@ -344,18 +346,22 @@ class MemoryEngine:
             removed_files=stats.removed,
             pending_embeddings=(total - embedded_total) if embedder is not None else 0,
             cancelled=stats.cancelled or bool(embed_stats and embed_stats.cancelled),
+            embedded_lines=embed_stats.line_calls if embed_stats else 0,
         )
 
     def embed_pending(
         self,
         *,
         progress: EmbedProgress | None = None,
+        line_progress: EmbedProgress | None = None,
         cancel: threading.Event | None = None,
         limit: int | None = None,
         lock_timeout: float | None = 0.0,
         on_wait: Callable[[], None] | None = None,
     ) -> EmbedStats | None:
-        """Compute vectors for chunks that lack one (resumable; None when keyword-only).
+        """Compute vectors for chunks that lack one, then line vectors for the multi-line chunks
+        that lack them (resumable; None when keyword-only). ``progress`` counts chunks,
+        ``line_progress`` chunk texts whose lines are embedded.
 
         Not under the reindex lock: each batch is its own transaction, and a chunk replaced
         by a concurrent text sync simply no longer matches (its vector still lands in the cache).
@@ -370,12 +376,16 @@ class MemoryEngine:
         if not lock.acquire(cancel=cancel, on_wait=on_wait):
             return None  # another pass is embedding this agent's chunks (or we were cancelled waiting)
         try:
-            return self._embed_locked(progress, cancel, limit)
+            return self._embed_locked(progress, line_progress, cancel, limit)
         finally:
             lock.release()
 
     def _embed_locked(
-        self, progress: EmbedProgress | None, cancel: threading.Event | None, limit: int | None
+        self,
+        progress: EmbedProgress | None,
+        line_progress: EmbedProgress | None,
+        cancel: threading.Event | None,
+        limit: int | None,
     ) -> EmbedStats | None:
         choice = self.provider_choice()
         ident = self.embedder_identity(choice)
@@ -396,6 +406,7 @@ class MemoryEngine:
             cache_cap=self.settings.embedding.cache_max_entries,
             limit=limit,
             progress=progress,
+            line_progress=line_progress,
             cancel=cancel,
         )
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from engine.config import Settings
 from engine.store import index_rows as rows
+from engine.store import line_vector_rows
 from engine.store import status_queries as q
 from engine.store.schema import fts_tokenizer_in_use, vec_table_dims
 
@@ -62,6 +63,9 @@ class StatusReport:
     vector_dims: int | None
     cache_entries: int
     cache_cap: int
+    line_vector_chunks: int  # chunk texts with line vectors (multi-line chunks)
+    line_vectors: int | None  # the lines those hold (None: the vector dimension is unknown)
+    line_vectors_waiting: int  # embedded chunk texts whose lines are not embedded yet
     db_bytes: int
     wal_bytes: int
     skipped: tuple[tuple[str, str], ...]
@@ -158,6 +162,7 @@ def build_status(engine: object, *, deep: bool = False) -> StatusReport:
     deep_probe = _probe(engine, conn, choice) if deep else None
     if deep_probe and deep_probe.embeddings.startswith("unavailable"):
         issues.append(f"embeddings {deep_probe.embeddings}")
+    line_texts, line_bytes, line_waiting = line_vector_rows.summary(conn)
     warnings: list[str] = []
     if fallback:
         warnings.append(f"{fallback}; search is keyword-only")
@@ -195,6 +200,9 @@ def build_status(engine: object, *, deep: bool = False) -> StatusReport:
         vector_dims=dims,
         cache_entries=rows.cache_count(conn),
         cache_cap=s.embedding.cache_max_entries,
+        line_vector_chunks=line_texts,
+        line_vectors=line_bytes // (2 * dims) if dims else None,
+        line_vectors_waiting=line_waiting,
         db_bytes=_size(s.db_path),
         wal_bytes=_size(Path(f"{s.db_path}-wal")),
         skipped=skipped,

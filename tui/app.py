@@ -311,6 +311,7 @@ class ClawmemApp(App[int]):
                     lock_timeout=None,  # a pass still finishing (ours, or another process's): wait for it
                     on_wait=lambda: progress("wait", 0, 0),
                     progress=lambda done, pending, base=base: progress("embed", base + done, base + pending),
+                    line_progress=lambda done, pending: progress("lines", done, pending),
                 )
                 post(IndexChanged(frozenset()))
                 if run.cancel.is_set():

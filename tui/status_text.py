@@ -13,6 +13,15 @@ def _bytes(n: int) -> str:
     return str(n)
 
 
+def line_vectors_text(r: StatusReport) -> str:
+    """How many multi-line chunks have a vector per line (best-line evidence), and what waits."""
+    if not r.line_vector_chunks and not r.line_vectors_waiting:
+        return "none"
+    lines = f" ({r.line_vectors:,} lines)" if r.line_vectors is not None else ""
+    waiting = f", {r.line_vectors_waiting:,} chunks waiting" if r.line_vectors_waiting else ""
+    return f"{r.line_vector_chunks:,} multi-line chunks{lines}{waiting}"
+
+
 def status_lines(r: StatusReport) -> list[tuple[str, str]]:
     """Labelled lines in the spec's order (shared by the CLI and the TUI's Status pane)."""
     coverage = f"{r.vector_coverage * 100:.0f} % embedded" if r.chunks else "nothing indexed"
@@ -58,6 +67,7 @@ def status_lines(r: StatusReport) -> list[tuple[str, str]]:
         lines.append(("Semantic vectors", r.deep.semantic_vectors))
     lines += [
         ("FTS", f"{r.fts_tokenizer or 'missing'}"),
+        ("Line vectors", line_vectors_text(r)),
         ("Embedding cache", f"{r.cache_entries:,} entries (cap {r.cache_cap:,})"),
         (
             "Recall store",

@@ -1,9 +1,11 @@
 """The background embedding pass: vectors for chunks that do not have one yet.
 
 Order: curated files first, then dated diaries newest first, then the rest, so the memory a
-user is most likely to ask about becomes semantic first. Identical chunk texts are embedded
-once (the cache is keyed by text hash). Every batch commits on its own, so an interrupted
-pass resumes where it stopped: the next pass simply finds fewer pending chunks.
+user is most likely to ask about becomes semantic first. Then the line vectors of every
+multi-line chunk (engine/index/line_evidence.py), in the same order, with its own progress.
+Identical chunk texts are embedded once (the cache is keyed by text hash). Every batch
+commits on its own, so an interrupted pass resumes where it stopped: the next pass simply
+finds fewer pending chunks.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ import apsw
 
 from engine.config import Clock
 from engine.embed.provider import EmbeddingProvider
+from engine.index.line_evidence import embed_pending_lines
 from engine.index.sync import EmbedderIdentity
 from engine.store import index_rows as rows
 
-EmbedProgress = Callable[[int, int], None]  # (chunks done, chunks pending at start)
+EmbedProgress = Callable[[int, int], None]  # (chunks done, chunks pending at start); lines: (texts done, pending)
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,7 @@ class EmbedStats:
     cache_hits: int
     cancelled: bool
     duration_ms: int
+    line_calls: int = 0  # lines run through the model for line evidence
 
 
 def embed_pending(
@@ -44,6 +48,7 @@ def embed_pending(
     cache_cap: int = 50_000,
     limit: int | None = None,
     progress: EmbedProgress | None = None,
+    line_progress: EmbedProgress | None = None,
     cancel: threading.Event | None = None,
 ) -> EmbedStats:
     started = time.perf_counter()
@@ -88,6 +93,18 @@ def embed_pending(
             progress(done, total)
     with conn:
         rows.cache_evict(conn, cache_cap)
+    line_calls = 0
+    if not cancelled and not (cancel is not None and cancel.is_set()):
+        lines = embed_pending_lines(
+            conn,
+            provider,
+            ident.model,
+            batch_size=batch_size,
+            limit=limit,
+            progress=line_progress,
+            cancel=cancel,
+        )
+        line_calls, cancelled = lines.embedded_lines, lines.cancelled
     return EmbedStats(
         pending=total,
         embedded=embedded,
@@ -95,4 +112,5 @@ def embed_pending(
         cache_hits=hits,
         cancelled=cancelled,
         duration_ms=int((time.perf_counter() - started) * 1000),
+        line_calls=line_calls,
     )

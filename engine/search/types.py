@@ -25,6 +25,9 @@ class ScoreBreakdown:
     passed_threshold: bool
     vector_z: float | None = None  # calibrated scoring: deviations above the workspace background
     vector_note: str | None = None  # why a cosine was not counted (e.g. a heading-only entry)
+    line: int | None = None  # calibrated scoring: the chunk's line closest to the query (line vectors)
+    line_cosine: float | None = None  # that line's own cosine
+    line_vector: float | None = None  # … calibrated; ``vector`` = 0.3·this + 0.7·the chunk's
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from engine.store import index_rows
+from engine.store import index_rows, line_vector_rows
 from engine.store.schema import vec_table_dims
 
 
@@ -105,9 +105,13 @@ def cache_rows(conn: apsw.Connection, hashes: Iterable[str]) -> list[CacheRow]:
 
 
 def delete_cache_hashes(conn: apsw.Connection, hashes: Iterable[str]) -> None:
+    """The cached vectors of the forgotten texts, and the line vectors made from them."""
+    wanted = list(dict.fromkeys(hashes))
+    if _table_exists(conn, line_vector_rows.TABLE):
+        line_vector_rows.delete_hashes(conn, wanted)
     if not _table_exists(conn, "memory_embedding_cache"):
         return
-    for h in dict.fromkeys(hashes):
+    for h in wanted:
         conn.execute("DELETE FROM memory_embedding_cache WHERE hash = ?", (h,))
 
 

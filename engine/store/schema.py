@@ -256,14 +256,22 @@ def _index_v4(conn: apsw.Connection) -> None:
         word_index.rebuild_from_fts(conn)
 
 
+def _index_v5(conn: apsw.Connection) -> None:
+    """Line vectors beside the chunk vectors (see engine/store/line_vector_rows.py)."""
+    from engine.store import line_vector_rows
+
+    conn.execute(line_vector_rows.CREATE_SQL)
+
+
 # Component name -> ordered migrations (index i brings the component to version i + 1).
 # Feature modules append their own component here; never reorder or edit a shipped entry.
 COMPONENTS: dict[str, Sequence[Migration]] = {
-    "index": (_sql(INDEX_V1), _index_v2, _index_v3, _index_v4),
+    "index": (_sql(INDEX_V1), _index_v2, _index_v3, _index_v4, _index_v5),
     "core": (_sql(CORE_V1),),
 }
 
 DERIVED_TABLES = (
+    "memory_index_line_vectors",
     "memory_index_chunks_vec",
     "memory_index_chunks_cjk",
     "memory_index_chunks_words",

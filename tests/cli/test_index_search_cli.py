@@ -94,6 +94,9 @@ def test_search_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]
         "pre_threshold",
         "mmr_rank",
         "passed_threshold",
+        "line",
+        "line_cosine",
+        "line_vector",
     }
     assert set(hit["provenance"]) == {"origin_class", "session_kind", "observed_at"}
 
@@ -479,3 +482,20 @@ def test_no_matches_names_the_closest_memories(
     assert code == 0 and lines[0] == "No matches." and "Closest below the 0.35 threshold" in lines[1]
     closest = [ln for ln in lines[2:] if ln.startswith("  0.")]
     assert 1 <= len(closest) <= 3 and all(float(ln.split()[0]) < 0.35 for ln in closest)
+
+
+def test_index_embeds_lines_and_explain_names_the_best_line(
+    capsys: pytest.CaptureFixture[str], home: Path, workspace: Path, default_model_path: Path
+) -> None:
+    flags = ["--home", str(home), "--workspace", str(workspace)]
+    code, out, err = run(capsys, *flags, "index")
+    assert code == 0, err
+    assert " lines embedded · " in out  # the diaries' multi-line chunks got line vectors
+    code, out, err = run(capsys, *flags, "search", "who upgraded the hotel room", "--json", "--no-record")
+    assert code == 0, err
+    hit = next(h for h in json.loads(out)["results"] if h["path"] == "memory/2026-11-03-hotel-call.md")
+    b = hit["breakdown"]
+    assert hit["start_line"] <= b["line"] <= hit["end_line"] and b["line"] > hit["start_line"]  # not the heading
+    assert 0 < b["line_cosine"] <= 1 and 0 <= b["line_vector"] <= 1
+    code, out, _ = run(capsys, *flags, "search", "who upgraded the hotel room", "--explain", "--no-record")
+    assert f"best line  {b['line']}: " in out and "vector = 0.7·chunk + 0.3·line" in out

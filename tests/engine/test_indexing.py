@@ -297,6 +297,16 @@ def test_an_index_from_before_the_word_table_is_migrated(home: Path, workspace: 
     e2.close()
 
 
+def test_an_index_from_before_line_vectors_is_migrated(home: Path, workspace: Path) -> None:
+    from engine.store import line_vector_rows
+
+    e2 = _reopened_as_of_version(home, workspace, line_vector_rows.TABLE, 4)
+    conn = e2.store.conn()
+    assert next(iter(conn.execute("SELECT version FROM clawmem_schema WHERE component = 'index'")))[0] == 5
+    assert next(iter(conn.execute(f"SELECT COUNT(*) FROM {line_vector_rows.TABLE}")))[0] == 0  # there, and empty
+    e2.close()
+
+
 def test_an_index_from_before_the_bigram_table_is_migrated(home: Path, workspace: Path) -> None:
     from engine.store import cjk_index
 

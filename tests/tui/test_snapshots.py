@@ -82,6 +82,17 @@ def test_search_near_miss_explains_decay(snap_compare, make_app: Callable[..., C
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
 
 
+def test_search_shows_the_best_line_of_a_diary_hit(snap_compare, make_app: Callable[..., ClawmemApp]) -> None:
+    """A multi-line diary chunk: the breakdown's "best line" row and that line in bold in the snippet."""
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("3", *"who upgraded the hotel room", "enter")
+        await settle(pilot, 1.0)
+
+    assert snap_compare(make_app(), terminal_size=(160, 45), run_before=run_before)
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_editor_with_file_open(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
     async def run_before(pilot: Pilot[object]) -> None:

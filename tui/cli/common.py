@@ -232,7 +232,13 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    labels = {"text": "indexing text", "embed": "embedding", "publish": "publishing", "model": "preparing model"}
+    labels = {
+        "text": "indexing text",
+        "embed": "embedding",
+        "lines": "embedding lines",
+        "publish": "publishing",
+        "model": "preparing model",
+    }
     with Progress(
         TextColumn("{task.description:<16}"),
         BarColumn(),

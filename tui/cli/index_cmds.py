@@ -41,6 +41,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             embed=not args.no_embed,
             progress=update,
             embed_progress=lambda done, total: update("embed", done, total),
+            line_progress=lambda done, total: update("lines", done, total),
         )
     if args.json:
         common.print_json(
@@ -56,6 +57,7 @@ def cmd_index(args: argparse.Namespace) -> int:
                 "changed_files": report.changed_files,
                 "removed_files": report.removed_files,
                 "pending_embeddings": report.pending_embeddings,
+                "embedded_lines": report.embedded_lines,
             }
         )
         return 0
@@ -64,7 +66,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     what = "rebuilt" if report.rebuilt else "indexed"
     print(
         f"{what} {report.files} files · {report.chunks} chunks · {report.embedded} embedded · "
-        f"{report.cache_hits} from cache · {report.duration_ms / 1000:.1f} s"
+        + (f"{report.embedded_lines} lines embedded · " if report.embedded_lines else "")
+        + f"{report.cache_hits} from cache · {report.duration_ms / 1000:.1f} s"
     )
     if report.pending_embeddings:
         print(f"{report.pending_embeddings} chunks still without a vector (run `clawmem index` again)")

@@ -9,10 +9,12 @@ from typing import Any
 from engine.errors import ClawmemError
 from engine.facade import MemoryEngine
 from engine.memory_get import MAX_CHARS
+from engine.search.pipeline import LINE_WEIGHT
 from engine.search.types import SearchHit, SearchResponse
 from tui.cli import common
 
 SCORINGS = ("calibrated", "openclaw")
+LINE_FORMULA = f"vector = {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·line"
 MODES = ("hybrid", "keyword", "vector")
 SOURCES = {"memory": ("memory",), "sessions": ("sessions",), "all": ("memory", "sessions")}
 
@@ -114,6 +116,9 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
             "pre_threshold": b.pre_threshold,
             "mmr_rank": b.mmr_rank,
             "passed_threshold": b.passed_threshold,
+            "line": b.line,
+            "line_cosine": b.line_cosine,
+            "line_vector": b.line_vector,
         },
         "provenance": {
             "origin_class": hit.provenance.origin_class,
@@ -170,6 +175,11 @@ def explain_lines(hit: SearchHit) -> list[str]:
             f"{_f(b.vector)}  (cosine {_f(b.vector_raw)}"
             + (f", {b.vector_z:+.1f} deviations vs this workspace's background" if b.vector_z is not None else "")
             + (f"; {b.vector_note})" if b.vector_note else ")"),
+        ),
+        *(
+            [("best line", f"{b.line}: {_f(b.line_vector)}  (cosine {_f(b.line_cosine)}; {LINE_FORMULA})")]
+            if b.line is not None
+            else []
         ),
         ("keyword", f"{_f(b.keyword)}  (bm25 {_f(b.keyword_raw, 2)})"),
         ("content", f"{_f(b.content)}  = 0.7·vector + 0.3·keyword" + ("  → (1+c)/2 exact path" if b.path_tier else "")),

@@ -23,6 +23,7 @@ PHASE_LABEL = {
     "text": "Indexing text",
     "publish": "Publishing the rebuilt index",
     "embed": "Embedding",
+    "lines": "Embedding lines of multi-line chunks",
 }
 WAITING = "Waiting for another embedding pass (another clawmem?) to finish"
 

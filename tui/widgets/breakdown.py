@@ -3,11 +3,13 @@ the threshold produced its score — with bars and the numbers behind them."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from engine.search.pipeline import LINE_WEIGHT
 from engine.search.types import SearchHit, SearchResponse
 
 BAR_WIDTH = 12
@@ -48,7 +50,17 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
         cos += f" · {b.vector_z:+.1f} σ vs background"
     if b.vector_note:
         cos += f" · {b.vector_note}"
+    if b.line is not None:
+        cos += f" · {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·best line"
     table.add_row("vector", bar(b.vector), _n(b.vector, 2), Text(cos, style="dim"))
+    if b.line is not None:
+        quote = best_line_text(hit)
+        table.add_row(
+            "  best line",
+            bar(b.line_vector or 0.0, style="cyan"),
+            _n(b.line_vector, 2),
+            Text(f"line {b.line} · cosine {_n(b.line_cosine)}" + (f" · “{quote}”" if quote else ""), style="dim"),
+        )
     if b.keyword_raw is not None and response.scoring == "calibrated":
         kw_note = f"covers {b.keyword * 100:.0f} % of the query · bm25 {b.keyword_raw:.2f}"
     elif b.keyword_raw is not None:
@@ -98,8 +110,36 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     if response.calibration and b.vector_raw is not None:
         parts.append(Text(f"vector: {response.calibration}", style="dim"))
     parts.append(Text(""))
-    parts.append(Text(hit.snippet.strip(), style="italic"))
+    parts.append(snippet_text(hit))
     return Group(*parts)
+
+
+def best_line_text(hit: SearchHit, width: int = 30) -> str:
+    """The best line's words (from the snippet), shortened to ``width`` terminal cells."""
+    b = hit.breakdown
+    lines = hit.snippet.split("\n")
+    if b.line is None or not 0 <= b.line - hit.start_line < len(lines):
+        return ""
+    text = lines[b.line - hit.start_line].strip()
+    if cell_len(text) <= width:
+        return text
+    while cell_len(text) > width - 1:
+        text = text[:-1]
+    return text + "…"
+
+
+def snippet_text(hit: SearchHit) -> Text:
+    """The snippet, its best line (line vectors) in bold."""
+    b = hit.breakdown
+    lines = hit.snippet.strip("\n").split("\n")
+    lead = len(hit.snippet) - len(hit.snippet.lstrip("\n"))  # blank lines stripped above the text
+    best = b.line - hit.start_line - lead if b.line is not None else -1
+    out = Text(style="italic")
+    for i, line in enumerate(lines):
+        out.append(line.rstrip(), style="bold not italic" if i == best else "")
+        if i < len(lines) - 1:
+            out.append("\n")
+    return out
 
 
 class BreakdownPanel(Static):

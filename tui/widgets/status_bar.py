@@ -14,6 +14,7 @@ PHASES = {
     "text": "indexing",
     "publish": "publishing",
     "embed": "embedding",
+    "lines": "embedding lines",
     "wait": "waiting for another embedding pass",
 }
 SEPARATOR = "  ·  "

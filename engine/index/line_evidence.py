@@ -1,0 +1,92 @@
+"""Line evidence: a vector for each content line of a multi-line chunk.
+
+A chunk is up to 400 tokens: in a diary or a transcript that is 10–20 lines, and its one mean
+vector blurs them; a question about one line ranks that chunk by the average of everything
+else in it. Calibrated search therefore also compares the query with each line's own vector,
+counts the best line in the chunk's vector score and shows it (engine/search/pipeline.py).
+Measured on LoCoMo (bench/RESULTS.md). Vectors of a chunk's lines pooled from the chunk's own
+token states in the same model pass ("late chunking") ranked no better than the chunk vector
+there, so each line is embedded on its own.
+
+The pass runs after the chunk vectors (search is hybrid before it starts), in the same order
+(curated files, then diaries newest first), and resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import apsw
+
+from engine.embed.provider import EmbeddingProvider
+from engine.store import line_vector_rows as lines_rows
+
+MIN_LINES = 2  # a chunk of one content line: its chunk vector is that line's
+MAX_LINES = 64  # a chunk of many short lines: the first 64 (a 400-token chunk rarely has more)
+_HEADING = re.compile(r"^\s*#{1,6}(?:\s|$)")
+_COMMENT_ONLY = re.compile(r"^\s*<!--.*-->\s*$")
+_WORD = re.compile(r"\w")
+
+
+@functools.lru_cache(maxsize=4096)  # asked of every candidate with line vectors, search after search
+def evidence_lines(text: str) -> tuple[tuple[int, str], ...]:
+    """(offset from the chunk's first line, text) of each line that says something: not blank,
+    not a heading, not only an HTML comment marker, holding a letter or digit. Fewer than
+    MIN_LINES: none (the chunk vector already is that line's)."""
+    out: list[tuple[int, str]] = []
+    for i, line in enumerate(text.split("\n")):
+        s = line.strip()
+        if s and not _HEADING.match(s) and not _COMMENT_ONLY.match(s) and _WORD.search(s):
+            out.append((i, s))
+            if len(out) == MAX_LINES:
+                break
+    return tuple(out) if len(out) >= MIN_LINES else ()
+
+
+@dataclass(frozen=True)
+class LineStats:
+    pending: int  # chunk texts whose lines were not looked at when the pass started
+    embedded_lines: int  # lines run through the model
+    cancelled: bool
+
+
+def embed_pending_lines(
+    conn: apsw.Connection,
+    provider: EmbeddingProvider,
+    model: str,
+    *,
+    batch_size: int = 16,
+    limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> LineStats:
+    """Line vectors for every embedded chunk text that has none yet; one commit per batch."""
+    todo = lines_rows.pending(conn, model, limit)
+    done = embedded = 0
+    cancelled = False
+    if progress:
+        progress(0, len(todo))
+    for start in range(0, len(todo), max(1, batch_size)):
+        out: list[tuple[str, bytes]] = []
+        for item in todo[start : start + batch_size]:
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                break
+            lines = [t for _, t in evidence_lines(item.text)]
+            out.append((item.hash, lines_rows.pack(provider.embed_passages(lines)) if lines else b""))
+            embedded += len(lines)
+        with conn:
+            for h, blob in out:
+                lines_rows.store(conn, h, model, blob)
+        done += len(out)
+        if progress:
+            progress(done, len(todo))
+        if cancelled:
+            break
+    with conn:
+        lines_rows.sweep(conn)
+    return LineStats(len(todo), embedded, cancelled)

@@ -1,0 +1,190 @@
+"""Line vectors: each content line of a multi-line chunk embedded on its own, its best line shown
+and counted in calibrated search (engine/index/line_evidence.py), with the real model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.facade import MemoryEngine
+from engine.index.line_evidence import MIN_LINES, evidence_lines
+from engine.store import line_vector_rows
+from engine.store.schema import DERIVED_TABLES
+from tests.conftest import make_settings
+
+# A transcript-like diary: one chunk of nine turns, only one of them about the boat trip.
+DIARY = """# Session 3 — 8 May 2026
+
+- [D3:1] Caroline: Morning! Did you finish the quarterly report?
+- [D3:2] Melanie: Almost, the charts are still missing.
+- [D3:3] Caroline: I baked sourdough bread again, the crust came out great.
+- [D3:4] Melanie: We rented a sailing boat on the lake last weekend and capsized twice.
+- [D3:5] Caroline: Ha, at least the water was warm?
+- [D3:6] Melanie: Not really. Anyway, the printer on floor two is broken again.
+- [D3:7] Caroline: I will call the facilities team about the printer.
+- [D3:8] Melanie: Thanks. Do not forget the team lunch on Friday.
+- [D3:9] Caroline: Booked a table for six at noon.
+"""
+
+
+@pytest.fixture
+def diary_engine(tmp_path: Path, default_model_path: Path) -> Iterator[MemoryEngine]:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-05-08.md").write_text(DIARY, encoding="utf-8")
+    (ws / "MEMORY.md").write_text(
+        "# Memory\n\n- Prefers window seats on trains.\n- Allergic to peanuts.\n- Runs on Tuesdays.\n"
+        "- Keeps the spare key with the neighbour.\n- Reads before bed.\n- Uses a paper calendar.\n",
+        encoding="utf-8",
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    engine = MemoryEngine(make_settings(home, ws, search={"decay_enabled": False}))
+    engine.sync()
+    yield engine
+    engine.close()
+
+
+def test_evidence_lines_skip_headings_blanks_and_markers() -> None:
+    text = "# Day\n\n- first thing\n<!-- observed: 2026-05-08 -->\n  second thing  \n---\n"
+    assert evidence_lines(text) == ((2, "- first thing"), (4, "second thing"))
+    assert evidence_lines("# Day\n\n- only one line\n") == ()  # the chunk vector already is that line's
+    assert MIN_LINES == 2
+
+
+def test_pack_round_trip_keeps_cosines_to_a_thousandth() -> None:
+    rng = np.random.default_rng(7)
+    vs = [v / np.linalg.norm(v) for v in rng.normal(size=(5, 384)).astype(np.float32)]
+    back = line_vector_rows.unpack(line_vector_rows.pack(vs), 384)
+    assert back.shape == (5, 384)
+    assert np.allclose(back @ vs[0], np.stack(vs) @ vs[0], atol=1e-3)
+    assert line_vector_rows.unpack(line_vector_rows.pack([]), 384).shape == (0, 384)
+
+
+def test_the_embedding_pass_gives_every_multi_line_chunk_its_line_vectors(diary_engine: MemoryEngine) -> None:
+    conn = diary_engine.store.conn()
+    rows = {
+        text: blob
+        for text, blob in conn.execute(
+            "SELECT c.text, l.vectors FROM memory_index_chunks c JOIN memory_index_line_vectors l ON l.hash = c.hash"
+        )
+    }
+    chunks = [t for (t,) in conn.execute("SELECT text FROM memory_index_chunks")]
+    assert set(rows) == set(chunks)  # every embedded chunk text was looked at
+    for text, blob in rows.items():
+        expected = len(evidence_lines(text))
+        assert len(line_vector_rows.unpack(blob, 384)) == expected
+    diary = next(t for t in chunks if "sailing boat" in t)
+    assert len(evidence_lines(diary)) == 9
+    assert any(len(evidence_lines(t)) == 0 for t in chunks)  # single-entry MEMORY.md chunks: an empty row
+
+
+def test_search_names_the_best_line_and_counts_it(diary_engine: MemoryEngine) -> None:
+    r = diary_engine.search("who went sailing and fell into the water", record=False, min_score=0.0)
+    hit = next(h for h in r.results if h.path == "memory/2026-05-08.md")
+    b = hit.breakdown
+    assert b.line == 6  # "[D3:4] … sailing boat … capsized twice"
+    assert b.line_cosine is not None and b.vector_raw is not None
+    assert b.line_cosine > b.vector_raw  # the line alone is closer to the question than the whole chunk
+    assert b.line_vector is not None and b.line_vector > 0
+    assert "lines" in r.timings_ms
+    # without line vectors the chunk keeps its own calibrated value; with them it gives 0.3 to the line
+    conn = diary_engine.store.conn()
+    saved = conn.execute("SELECT hash, model, vectors FROM memory_index_line_vectors").fetchall()
+    conn.execute("DELETE FROM memory_index_line_vectors")
+    alone = diary_engine.search("who went sailing and fell into the water", record=False, min_score=0.0)
+    chunk_only = next(h for h in alone.results if h.path == "memory/2026-05-08.md").breakdown
+    assert chunk_only.line is None and chunk_only.vector_raw == b.vector_raw
+    assert b.vector == pytest.approx(0.3 * b.line_vector + 0.7 * chunk_only.vector, abs=1e-5)
+    with conn:
+        conn.executemany("INSERT INTO memory_index_line_vectors VALUES (?, ?, ?)", saved)
+    other = diary_engine.search("the printer on floor two is broken", record=False, min_score=0.0)
+    hit = next(h for h in other.results if h.path == "memory/2026-05-08.md")
+    assert hit.breakdown.line == 8
+
+
+def test_single_line_chunks_and_openclaw_scoring_have_no_line(diary_engine: MemoryEngine) -> None:
+    r = diary_engine.search("peanut allergy", record=False, min_score=0.0)
+    top = r.results[0]
+    assert top.path == "MEMORY.md" and top.breakdown.line is None
+    oc = diary_engine.search("who went sailing and fell into the water", record=False, scoring="openclaw")
+    assert all(h.breakdown.line is None and h.breakdown.line_vector is None for h in oc.results)
+
+
+def test_edited_text_gets_new_line_vectors_and_the_old_ones_are_swept(diary_engine: MemoryEngine) -> None:
+    conn = diary_engine.store.conn()
+    before = {h for (h,) in conn.execute("SELECT hash FROM memory_index_line_vectors")}
+    path = diary_engine.workspace / "memory" / "2026-05-08.md"
+    path.write_text(DIARY.replace("capsized twice", "capsized three times"), encoding="utf-8")
+    diary_engine.sync()
+    after = {h for (h,) in conn.execute("SELECT hash FROM memory_index_line_vectors")}
+    chunk_hashes = {h for (h,) in conn.execute("SELECT hash FROM memory_index_chunks")}
+    assert after == chunk_hashes  # the new text has its row, the replaced text's row is gone
+    assert before - after  # … the old diary chunk's
+    r = diary_engine.search("capsized three times", record=False, min_score=0.0)
+    assert next(h for h in r.results if h.path == "memory/2026-05-08.md").breakdown.line == 6
+
+
+def test_reset_drops_line_vectors_and_reindexing_restores_them(diary_engine: MemoryEngine) -> None:
+    assert "memory_index_line_vectors" in DERIVED_TABLES
+    diary_engine.reset()
+    conn = diary_engine.store.conn()
+    gone = conn.execute("SELECT name FROM sqlite_master WHERE name = 'memory_index_line_vectors'").fetchall()
+    count = 0 if not gone else next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_line_vectors")))[0]
+    assert count == 0
+    diary_engine.sync()
+    assert next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_line_vectors")))[0] > 0
+
+
+def test_an_interrupted_line_pass_resumes(tmp_path: Path, default_model_path: Path) -> None:
+    import threading
+
+    from engine.index.line_evidence import embed_pending_lines
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for day in range(1, 4):
+        (ws / "memory" / f"2026-05-0{day}.md").write_text(DIARY.replace("Session 3", f"Session {day}"), "utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    engine = MemoryEngine(make_settings(home, ws))
+    try:
+        engine.sync(embed=False)
+        engine.embed_pending(limit=None, cancel=None)  # chunks and lines
+        conn = engine.store.conn()
+        model = engine.embedder_identity().model
+        conn.execute("DELETE FROM memory_index_line_vectors")
+        cancel = threading.Event()
+        calls: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            calls.append(done)
+            if done >= 1:
+                cancel.set()
+
+        provider = engine.provider_choice().provider
+        first = embed_pending_lines(conn, provider, model, batch_size=1, progress=progress, cancel=cancel)
+        assert first.cancelled and first.pending == 3
+        assert len(line_vector_rows.pending(conn, model)) == 2  # one text done, committed
+        second = embed_pending_lines(conn, provider, model)
+        assert not second.cancelled and second.pending == 2 and second.embedded_lines == 18
+        assert line_vector_rows.pending(conn, model) == []
+    finally:
+        engine.close()
+
+
+def test_forget_deletes_the_line_vectors_of_the_texts_it_forgets(diary_engine: MemoryEngine) -> None:
+    from engine.store import forget_rows
+
+    conn = diary_engine.store.conn()
+    diary = [h for (h,) in conn.execute("SELECT hash FROM memory_index_chunks WHERE path LIKE 'memory/%'")]
+    kept = [h for (h,) in conn.execute("SELECT hash FROM memory_index_chunks WHERE path = 'MEMORY.md'")]
+    count = "SELECT COUNT(*) FROM memory_index_line_vectors WHERE hash IN ({})"
+    assert next(iter(conn.execute(count.format(",".join("?" * len(diary))), diary)))[0] == len(diary)
+    with conn:
+        forget_rows.delete_cache_hashes(conn, diary)  # what a lineage forget runs for the texts it removes
+    assert next(iter(conn.execute(count.format(",".join("?" * len(diary))), diary)))[0] == 0
+    assert next(iter(conn.execute(count.format(",".join("?" * len(kept))), kept)))[0] == len(kept)
