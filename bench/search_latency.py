@@ -85,7 +85,7 @@ MODES = {
 }
 NOISE_SIGMA = 0.015
 LINE_NOISE_SIGMA = 0.03
-CORPUS_VERSION = 2  # 2: line vectors
+CORPUS_VERSION = 3  # 2: line vectors, 3: keyed by provider key
 LONG_CONVERSATIONS = 3
 TURN_LIMIT = 3000
 CHUNKS_PER_FILE = 4
@@ -234,7 +234,7 @@ def build_corpus(size: int, texts: list[str], vectors: np.ndarray, model: str, e
             with conn:
                 rows.insert_chunks(conn, batch, now=now, embeddings=blobs, model=model, vec=False)
                 for h, blob in line_blobs.items():
-                    line_vector_rows.store(conn, h, model, blob)
+                    line_vector_rows.store(conn, h, identity.providerKey, blob)
                 for p in sorted({c.path for c in batch}):
                     rows.upsert_source(conn, p, "memory", hashlib.sha256(p.encode()).hexdigest(), now, 1)
             batch, blobs, line_blobs = [], {}, {}

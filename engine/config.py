@@ -44,6 +44,10 @@ class EmbeddingSettings:
     prefix_scheme: str | None = None  # None: the model's own default
     cache_max_entries: int = 50_000
     batch_size: int = 16
+    # A vector per content line of each multi-line chunk, for calibrated search's best-line
+    # evidence (engine/index/line_evidence.py). Off: no line pass (it costs about as much model
+    # time as the chunk pass on diaries) and search scores chunks by their own vector alone.
+    line_vectors: bool = True
 
 
 @dataclass(frozen=True)

@@ -408,6 +408,7 @@ class MemoryEngine:
             progress=progress,
             line_progress=line_progress,
             cancel=cancel,
+            lines=self.settings.embedding.line_vectors,
         )
 
     def vector_coverage(self) -> tuple[int, int]:
@@ -504,6 +505,7 @@ class MemoryEngine:
             background=lambda: self._background_matrix(ident.model if ident else ""),
             paused_reason=paused,
             matrix=lambda: self._vector_matrix(ident.model if ident else ""),
+            provider_key=ident.provider_key if ident and self.settings.embedding.line_vectors else None,
         )
         if choice is not None and choice.error:
             warnings.append(f"{choice.error}; keyword-only")

@@ -50,6 +50,7 @@ def embed_pending(
     progress: EmbedProgress | None = None,
     line_progress: EmbedProgress | None = None,
     cancel: threading.Event | None = None,
+    lines: bool = True,
 ) -> EmbedStats:
     started = time.perf_counter()
     pending = rows.pending_chunks(conn, limit)
@@ -94,17 +95,17 @@ def embed_pending(
     with conn:
         rows.cache_evict(conn, cache_cap)
     line_calls = 0
-    if not cancelled and not (cancel is not None and cancel.is_set()):
-        lines = embed_pending_lines(
+    if lines and not cancelled and not (cancel is not None and cancel.is_set()):
+        line_stats = embed_pending_lines(
             conn,
             provider,
-            ident.model,
+            ident,
             batch_size=batch_size,
             limit=limit,
             progress=line_progress,
             cancel=cancel,
         )
-        line_calls, cancelled = lines.embedded_lines, lines.cancelled
+        line_calls, cancelled = line_stats.embedded_lines, line_stats.cancelled
     return EmbedStats(
         pending=total,
         embedded=embedded,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import apsw
 
 from engine.embed.provider import EmbeddingProvider
+from engine.index.sync import EmbedderIdentity
 from engine.store import line_vector_rows as lines_rows
 
 MIN_LINES = 2  # a chunk of one content line: its chunk vector is that line's
@@ -57,7 +58,7 @@ class LineStats:
 def embed_pending_lines(
     conn: apsw.Connection,
     provider: EmbeddingProvider,
-    model: str,
+    ident: EmbedderIdentity,
     *,
     batch_size: int = 16,
     limit: int | None = None,
@@ -65,7 +66,7 @@ def embed_pending_lines(
     cancel: threading.Event | None = None,
 ) -> LineStats:
     """Line vectors for every embedded chunk text that has none yet; one commit per batch."""
-    todo = lines_rows.pending(conn, model, limit)
+    todo = lines_rows.pending(conn, ident.model, ident.provider_key, limit)
     done = embedded = 0
     cancelled = False
     if progress:
@@ -81,12 +82,12 @@ def embed_pending_lines(
             embedded += len(lines)
         with conn:
             for h, blob in out:
-                lines_rows.store(conn, h, model, blob)
+                lines_rows.store(conn, h, ident.provider_key, blob)
         done += len(out)
         if progress:
             progress(done, len(todo))
         if cancelled:
             break
     with conn:
-        lines_rows.sweep(conn)
+        lines_rows.sweep(conn, ident.provider_key)
     return LineStats(len(todo), embedded, cancelled)

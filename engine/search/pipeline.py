@@ -90,6 +90,7 @@ class VectorContext:
     background: Callable[[], cal.Background | None]
     paused_reason: str | None = None
     matrix: Callable[[], VectorMatrix | None] | None = None  # in-memory vectors, when worth it
+    provider_key: str | None = None  # whose line vectors the calibrated scoring may read
 
 
 @dataclass
@@ -111,26 +112,71 @@ class _BestLine(NamedTuple):
     text: str
 
 
+# (database, provider key, text hash) -> that text's line vectors (float16, as stored), None when
+# it has none. Immutable per key; the same candidates come back search after search (as you type).
+# ~5 KB each for a 7-line chunk: at most ~40 MB.
+_LINE_CACHE: OrderedDict[tuple[str, str, str], np.ndarray | None] = OrderedDict()
+_LINE_CACHE_SIZE = 8192
+_LINE_LOCK = threading.Lock()
+
+
+def _line_matrices(
+    conn: apsw.Connection, hashes: dict[str, str], provider_key: str, dims: int
+) -> dict[str, np.ndarray]:
+    """Text hash -> its line vectors (hashes maps each to its text), read once, then cached."""
+    out: dict[str, np.ndarray] = {}
+    missing = []
+    with _LINE_LOCK:
+        for h in hashes:
+            key = (conn.filename, provider_key, h)
+            if key in _LINE_CACHE:
+                _LINE_CACHE.move_to_end(key)
+                if (m := _LINE_CACHE[key]) is not None:
+                    out[h] = m
+            else:
+                missing.append(h)
+    if not missing:
+        return out
+    read = line_vector_rows.for_hashes(conn, missing, provider_key)
+    with _LINE_LOCK:
+        for h in missing:
+            if h not in read:
+                continue  # not computed yet: ask again next time
+            blob, n = read[h], len(evidence_lines(hashes[h]))
+            # A blob of another line rule (or none: a one-line text) gives no evidence.
+            m = line_vector_rows.unpack16(blob, dims) if n and len(blob) == 2 * dims * n else None
+            _LINE_CACHE[(conn.filename, provider_key, h)] = m
+            if m is not None:
+                out[h] = m
+        while len(_LINE_CACHE) > _LINE_CACHE_SIZE:
+            _LINE_CACHE.popitem(last=False)
+    return out
+
+
+def line_matrices(conn: apsw.Connection, texts: dict[str, str], provider_key: str, dims: int) -> dict[str, np.ndarray]:
+    """Chunk id -> the line vectors of its text (texts: id -> text), for the chunks that have them."""
+    hash_of = line_vector_rows.hashes_of(conn, list(texts))
+    matrices = _line_matrices(conn, {h: texts[cid] for cid, h in hash_of.items()}, provider_key, dims)
+    return {cid: matrices[h] for cid, h in hash_of.items() if h in matrices}
+
+
 def best_lines(
-    conn: apsw.Connection, query_vec: Vector, texts: dict[str, tuple[str, int]], model: str
+    conn: apsw.Connection, query_vec: Vector, texts: dict[str, tuple[str, int]], provider_key: str
 ) -> dict[str, _BestLine]:
     """For each chunk (id -> (text, first line)) with line vectors: its line closest to the query."""
     qv = np.asarray(query_vec, dtype=np.float32)
     qv = qv / (np.linalg.norm(qv) or 1.0)
-    found = []
-    for cid, blob in line_vector_rows.for_chunks(conn, list(texts), model).items():
-        lines = evidence_lines(texts[cid][0])
-        if len(blob) == 2 * len(qv) * len(lines):  # else written by another line rule: the next pass redoes it
-            found.append((cid, lines, blob))
+    found = list(line_matrices(conn, {cid: t for cid, (t, _) in texts.items()}, provider_key, len(qv)).items())
     if not found:
         return {}
-    sims = line_vector_rows.unpack(b"".join(blob for _, _, blob in found), len(qv)) @ qv  # one product for all
+    sims = np.concatenate([m for _, m in found]).astype(np.float32) @ qv  # one product for all their lines
     out = {}
     start = 0
-    for cid, lines, _ in found:
-        i = int(np.argmax(sims[start : start + len(lines)]))
-        out[cid] = _BestLine(texts[cid][1] + lines[i][0], float(sims[start + i]), lines[i][1])
-        start += len(lines)
+    for cid, m in found:
+        i = int(np.argmax(sims[start : start + len(m)]))
+        line_offset, line_text = evidence_lines(texts[cid][0])[i]
+        out[cid] = _BestLine(texts[cid][1] + line_offset, float(sims[start + i]), line_text)
+        start += len(m)
     return out
 
 
@@ -447,6 +493,8 @@ def run_search(
             if h.has_body and h.id not in coverage_of:
                 coverage_of[h.id] = concept_coverage(concepts, h.text, weights)
             prepare(h.text)
+        if vctx.provider_key and vctx.provider is not None:  # their line vectors, read into the cache
+            line_matrices(conn, {cid: m.text for cid, m in meta.items()}, vctx.provider_key, vctx.provider.dims)
 
     cands: dict[str, _Cand] = {}
     calib = cal.RAW
@@ -507,10 +555,10 @@ def run_search(
 
     meta.update(q.chunk_meta(conn, [cid for cid in cands if cid not in meta]))
     lines: dict[str, _BestLine] = {}
-    if semantic and req.scoring == "calibrated" and qvec is not None and calib.method != "raw":
+    if semantic and req.scoring == "calibrated" and qvec is not None and calib.method != "raw" and vctx.provider_key:
         t2 = time.perf_counter()
         lines = best_lines(
-            conn, qvec, {cid: (m.text, m.start_line) for cid, m in meta.items() if cid in cands}, vctx.model or ""
+            conn, qvec, {cid: (m.text, m.start_line) for cid, m in meta.items() if cid in cands}, vctx.provider_key
         )
         timings["lines"] = (time.perf_counter() - t2) * 1000
     mode = "hybrid" if semantic and req.legs == "hybrid" else ("vector-only" if semantic else "fts-only")

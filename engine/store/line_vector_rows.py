@@ -1,8 +1,10 @@
 """Line vectors: one vector per content line of a multi-line chunk (see engine/index/line_evidence.py).
 
-Keyed by the chunk's text hash and the model, like the embedding cache: chunks with the same
-text share them, a chunk that moves (an edit above it) or a shadow rebuild keeps them, and
-rows whose text no chunk holds any more are swept (:func:`sweep`). A chunk with fewer than two
+Keyed by the chunk's text hash and the provider key (everything that determines a vector: the
+model file's hash, prefixes, pooling), like the embedding cache: chunks with the same text share
+them, a chunk that moves (an edit above it) or a shadow rebuild keeps them, another model never
+reads them, and rows whose text no chunk holds any more, or of another provider key, are swept
+(:func:`sweep`). A chunk with fewer than two
 content lines gets an empty row, so the pass does not look at it again. Derived: ``reset``
 drops the table. Vectors are float16 (n_lines × dims): a cosine to 1e-3 is all line evidence
 needs, at half the size.
@@ -21,9 +23,9 @@ TABLE = "memory_index_line_vectors"
 CREATE_SQL = f"""
 CREATE TABLE IF NOT EXISTS {TABLE} (
     hash TEXT NOT NULL,
-    model TEXT NOT NULL,
+    provider_key TEXT NOT NULL,
     vectors BLOB NOT NULL,
-    PRIMARY KEY (hash, model)
+    PRIMARY KEY (hash, provider_key)
 ) STRICT, WITHOUT ROWID
 """
 
@@ -36,7 +38,12 @@ def pack(vectors: Sequence[np.ndarray]) -> bytes:
 
 def unpack(blob: bytes, dims: int) -> np.ndarray:
     """(n_lines, dims) float32; (0, dims) for an empty row."""
-    return np.frombuffer(blob, dtype="<f2").reshape(-1, dims).astype(np.float32)
+    return unpack16(blob, dims).astype(np.float32)
+
+
+def unpack16(blob: bytes, dims: int) -> np.ndarray:
+    """(n_lines, dims) float16 as stored (a read-only view of ``blob``)."""
+    return np.frombuffer(blob, dtype="<f2").reshape(-1, dims)
 
 
 @dataclass(frozen=True)
@@ -45,11 +52,12 @@ class PendingText:
     text: str
 
 
-def pending(conn: apsw.Connection, model: str, limit: int | None = None) -> list[PendingText]:
-    """Embedded chunk texts of ``model`` without line vectors yet, in the embedding pass's order."""
+def pending(conn: apsw.Connection, model: str, provider_key: str, limit: int | None = None) -> list[PendingText]:
+    """Chunk texts embedded by ``model`` without line vectors of ``provider_key`` yet, in the
+    embedding pass's order."""
     sql = (
         f"SELECT hash, text FROM memory_index_chunks c WHERE embedding IS NOT NULL AND model = ? "
-        f"AND NOT EXISTS (SELECT 1 FROM {TABLE} l WHERE l.hash = c.hash AND l.model = c.model) "
+        f"AND NOT EXISTS (SELECT 1 FROM {TABLE} l WHERE l.hash = c.hash AND l.provider_key = ?) "
         "GROUP BY hash "
         "ORDER BY MIN(CASE WHEN path IN ('USER.md', 'MEMORY.md', 'memory.md') THEN 0 "
         "WHEN path GLOB 'memory/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN 1 ELSE 2 END), "
@@ -57,25 +65,35 @@ def pending(conn: apsw.Connection, model: str, limit: int | None = None) -> list
     )
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
-    return [PendingText(h, t) for h, t in conn.execute(sql, (model,))]
+    return [PendingText(h, t) for h, t in conn.execute(sql, (model, provider_key))]
 
 
-def store(conn: apsw.Connection, hash_: str, model: str, blob: bytes) -> None:
-    conn.execute(f"INSERT OR REPLACE INTO {TABLE} (hash, model, vectors) VALUES (?, ?, ?)", (hash_, model, blob))
+def store(conn: apsw.Connection, hash_: str, provider_key: str, blob: bytes) -> None:
+    conn.execute(
+        f"INSERT OR REPLACE INTO {TABLE} (hash, provider_key, vectors) VALUES (?, ?, ?)", (hash_, provider_key, blob)
+    )
 
 
-def for_chunks(conn: apsw.Connection, ids: Sequence[str], model: str) -> dict[str, bytes]:
-    """Chunk id -> its line vectors, for the chunks of ``ids`` that have some (non-empty)."""
-    out: dict[str, bytes] = {}
+def hashes_of(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, str]:
+    """Chunk id -> its text hash."""
+    out: dict[str, str] = {}
     for start in range(0, len(ids), 500):
         part = list(ids[start : start + 500])
         marks = ",".join("?" * len(part))
-        for cid, blob in conn.execute(
-            f"SELECT c.id, l.vectors FROM memory_index_chunks c JOIN {TABLE} l "
-            f"ON l.hash = c.hash AND l.model = ? WHERE c.id IN ({marks}) AND length(l.vectors) > 0",
-            (model, *part),
+        out.update(conn.execute(f"SELECT id, hash FROM memory_index_chunks WHERE id IN ({marks})", part))
+    return out
+
+
+def for_hashes(conn: apsw.Connection, hashes: Sequence[str], provider_key: str) -> dict[str, bytes]:
+    """Text hash -> its line vectors (b"" for a text with fewer than two lines), where computed."""
+    out: dict[str, bytes] = {}
+    for start in range(0, len(hashes), 500):
+        part = list(hashes[start : start + 500])
+        marks = ",".join("?" * len(part))
+        for h, blob in conn.execute(
+            f"SELECT hash, vectors FROM {TABLE} WHERE provider_key = ? AND hash IN ({marks})", (provider_key, *part)
         ):
-            out[cid] = bytes(blob)
+            out[h] = bytes(blob)
     return out
 
 
@@ -88,17 +106,20 @@ def summary(conn: apsw.Connection) -> tuple[int, int, int]:
         iter(
             conn.execute(
                 f"SELECT COUNT(DISTINCT hash) FROM memory_index_chunks c WHERE embedding IS NOT NULL "
-                f"AND NOT EXISTS (SELECT 1 FROM {TABLE} l WHERE l.hash = c.hash AND l.model = c.model)"
+                f"AND NOT EXISTS (SELECT 1 FROM {TABLE} l WHERE l.hash = c.hash)"
             )
         )
     )[0]
     return int(texts), int(size), int(waiting)
 
 
-def sweep(conn: apsw.Connection) -> int:
-    """Drop line vectors of texts no chunk holds any more (edited or deleted text)."""
+def sweep(conn: apsw.Connection, provider_key: str) -> int:
+    """Drop line vectors of texts no chunk holds any more (edited or deleted text), and those of
+    another provider key (the model changed)."""
     conn.execute(
-        f"DELETE FROM {TABLE} WHERE NOT EXISTS (SELECT 1 FROM memory_index_chunks c WHERE c.hash = {TABLE}.hash)"
+        f"DELETE FROM {TABLE} WHERE provider_key != ? "
+        f"OR NOT EXISTS (SELECT 1 FROM memory_index_chunks c WHERE c.hash = {TABLE}.hash)",
+        (provider_key,),
     )
     return conn.changes()
 

@@ -3,6 +3,7 @@ and counted in calibrated search (engine/index/line_evidence.py), with the real 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,16 +92,11 @@ def test_search_names_the_best_line_and_counts_it(diary_engine: MemoryEngine) ->
     assert b.line_cosine > b.vector_raw  # the line alone is closer to the question than the whole chunk
     assert b.line_vector is not None and b.line_vector > 0
     assert "lines" in r.timings_ms
-    # without line vectors the chunk keeps its own calibrated value; with them it gives 0.3 to the line
-    conn = diary_engine.store.conn()
-    saved = conn.execute("SELECT hash, model, vectors FROM memory_index_line_vectors").fetchall()
-    conn.execute("DELETE FROM memory_index_line_vectors")
-    alone = diary_engine.search("who went sailing and fell into the water", record=False, min_score=0.0)
-    chunk_only = next(h for h in alone.results if h.path == "memory/2026-05-08.md").breakdown
-    assert chunk_only.line is None and chunk_only.vector_raw == b.vector_raw
-    assert b.vector == pytest.approx(0.3 * b.line_vector + 0.7 * chunk_only.vector, abs=1e-5)
-    with conn:
-        conn.executemany("INSERT INTO memory_index_line_vectors VALUES (?, ?, ?)", saved)
+    # the chunk's own calibrated value (the logistic of its deviations) gives 0.7, the line 0.3
+    assert b.vector_z is not None
+    chunk_alone = 1 / (1 + math.exp(-(b.vector_z - 3.5)))
+    assert b.vector == pytest.approx(0.3 * b.line_vector + 0.7 * chunk_alone, abs=2e-3)
+    assert b.line_vector > chunk_alone  # … so the line lifted this chunk
     other = diary_engine.search("the printer on floor two is broken", record=False, min_score=0.0)
     hit = next(h for h in other.results if h.path == "memory/2026-05-08.md")
     assert hit.breakdown.line == 8
@@ -155,7 +151,8 @@ def test_an_interrupted_line_pass_resumes(tmp_path: Path, default_model_path: Pa
         engine.sync(embed=False)
         engine.embed_pending(limit=None, cancel=None)  # chunks and lines
         conn = engine.store.conn()
-        model = engine.embedder_identity().model
+        ident = engine.embedder_identity()
+        assert ident is not None
         conn.execute("DELETE FROM memory_index_line_vectors")
         cancel = threading.Event()
         calls: list[int] = []
@@ -166,12 +163,12 @@ def test_an_interrupted_line_pass_resumes(tmp_path: Path, default_model_path: Pa
                 cancel.set()
 
         provider = engine.provider_choice().provider
-        first = embed_pending_lines(conn, provider, model, batch_size=1, progress=progress, cancel=cancel)
+        first = embed_pending_lines(conn, provider, ident, batch_size=1, progress=progress, cancel=cancel)
         assert first.cancelled and first.pending == 3
-        assert len(line_vector_rows.pending(conn, model)) == 2  # one text done, committed
-        second = embed_pending_lines(conn, provider, model)
+        assert len(line_vector_rows.pending(conn, ident.model, ident.provider_key)) == 2  # one text done, committed
+        second = embed_pending_lines(conn, provider, ident)
         assert not second.cancelled and second.pending == 2 and second.embedded_lines == 18
-        assert line_vector_rows.pending(conn, model) == []
+        assert line_vector_rows.pending(conn, ident.model, ident.provider_key) == []
     finally:
         engine.close()
 
@@ -188,3 +185,35 @@ def test_forget_deletes_the_line_vectors_of_the_texts_it_forgets(diary_engine: M
         forget_rows.delete_cache_hashes(conn, diary)  # what a lineage forget runs for the texts it removes
     assert next(iter(conn.execute(count.format(",".join("?" * len(diary))), diary)))[0] == 0
     assert next(iter(conn.execute(count.format(",".join("?" * len(kept))), kept)))[0] == len(kept)
+
+
+def test_line_vectors_of_another_model_are_never_read_and_are_swept(diary_engine: MemoryEngine) -> None:
+    conn = diary_engine.store.conn()
+    ident = diary_engine.embedder_identity()
+    assert ident is not None
+    (h,) = next(iter(conn.execute("SELECT hash FROM memory_index_chunks WHERE path LIKE 'memory/%'")))
+    with conn:  # as if another model (same file name, other weights) had written them
+        conn.execute("UPDATE memory_index_line_vectors SET provider_key = 'another-model' WHERE hash = ?", (h,))
+    assert line_vector_rows.for_hashes(conn, [h], ident.provider_key) == {}
+    assert [p.hash for p in line_vector_rows.pending(conn, ident.model, ident.provider_key)] == [h]
+    diary_engine.embed_pending()
+    keys = {k for (k,) in conn.execute("SELECT DISTINCT provider_key FROM memory_index_line_vectors")}
+    assert keys == {ident.provider_key}  # recomputed for this model; the other model's rows swept
+
+
+def test_line_vectors_off_skips_the_pass_and_the_evidence(tmp_path: Path, default_model_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    (ws / "memory" / "2026-05-08.md").write_text(DIARY, encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    engine = MemoryEngine(make_settings(home, ws, embedding={"line_vectors": False}))
+    try:
+        report = engine.sync()
+        assert report.embedded == 1 and report.embedded_lines == 0
+        conn = engine.store.conn()
+        assert next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_line_vectors")))[0] == 0
+        hit = engine.search("who went sailing and fell into the water", record=False, min_score=0.0).results[0]
+        assert hit.breakdown.line is None and hit.breakdown.line_vector is None
+    finally:
+        engine.close()
