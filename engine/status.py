@@ -66,6 +66,7 @@ class StatusReport:
     line_vector_chunks: int  # chunk texts with line vectors (multi-line chunks)
     line_vectors: int | None  # the lines those hold (None: the vector dimension is unknown)
     line_vectors_waiting: int  # embedded chunk texts whose lines are not embedded yet
+    line_vectors_enabled: bool  # embedding.line_vectors
     db_bytes: int
     wal_bytes: int
     skipped: tuple[tuple[str, str], ...]
@@ -202,7 +203,8 @@ def build_status(engine: object, *, deep: bool = False) -> StatusReport:
         cache_cap=s.embedding.cache_max_entries,
         line_vector_chunks=line_texts,
         line_vectors=line_bytes // (2 * dims) if dims else None,
-        line_vectors_waiting=line_waiting,
+        line_vectors_waiting=line_waiting if s.embedding.line_vectors else 0,
+        line_vectors_enabled=s.embedding.line_vectors,
         db_bytes=_size(s.db_path),
         wal_bytes=_size(Path(f"{s.db_path}-wal")),
         skipped=skipped,

@@ -15,6 +15,8 @@ def _bytes(n: int) -> str:
 
 def line_vectors_text(r: StatusReport) -> str:
     """How many multi-line chunks have a vector per line (best-line evidence), and what waits."""
+    if not r.line_vectors_enabled:
+        return "off (embedding.line_vectors = false)"
     if not r.line_vector_chunks and not r.line_vectors_waiting:
         return "none"
     lines = f" ({r.line_vectors:,} lines)" if r.line_vectors is not None else ""

@@ -215,5 +215,10 @@ def test_line_vectors_off_skips_the_pass_and_the_evidence(tmp_path: Path, defaul
         assert next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_line_vectors")))[0] == 0
         hit = engine.search("who went sailing and fell into the water", record=False, min_score=0.0).results[0]
         assert hit.breakdown.line is None and hit.breakdown.line_vector is None
+        from engine.status import build_status
+        from tui.status_text import line_vectors_text
+
+        status = build_status(engine)
+        assert status.line_vectors_waiting == 0 and line_vectors_text(status).startswith("off")
     finally:
         engine.close()
