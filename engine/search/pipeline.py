@@ -144,7 +144,7 @@ def _line_matrices(
                 continue  # not computed yet: ask again next time
             blob, n = read[h], len(evidence_lines(hashes[h]))
             # A blob of another line rule (or none: a one-line text) gives no evidence.
-            m = line_vector_rows.unpack16(blob, dims) if n and len(blob) == 2 * dims * n else None
+            m = line_vector_rows.unpack(blob, dims) if n and len(blob) == 2 * dims * n else None
             _LINE_CACHE[(conn.filename, provider_key, h)] = m
             if m is not None:
                 out[h] = m
@@ -153,20 +153,22 @@ def _line_matrices(
     return out
 
 
-def line_matrices(conn: apsw.Connection, texts: dict[str, str], provider_key: str, dims: int) -> dict[str, np.ndarray]:
-    """Chunk id -> the line vectors of its text (texts: id -> text), for the chunks that have them."""
-    hash_of = line_vector_rows.hashes_of(conn, list(texts))
-    matrices = _line_matrices(conn, {h: texts[cid] for cid, h in hash_of.items()}, provider_key, dims)
-    return {cid: matrices[h] for cid, h in hash_of.items() if h in matrices}
+def line_matrices(
+    conn: apsw.Connection, chunks: Sequence[q.ChunkMeta], provider_key: str, dims: int
+) -> dict[str, np.ndarray]:
+    """Chunk id -> the line vectors of its text, for the chunks that have them."""
+    matrices = _line_matrices(conn, {m.hash: m.text for m in chunks}, provider_key, dims)
+    return {m.id: matrices[m.hash] for m in chunks if m.hash in matrices}
 
 
 def best_lines(
-    conn: apsw.Connection, query_vec: Vector, texts: dict[str, tuple[str, int]], provider_key: str
+    conn: apsw.Connection, query_vec: Vector, chunks: Sequence[q.ChunkMeta], provider_key: str
 ) -> dict[str, _BestLine]:
-    """For each chunk (id -> (text, first line)) with line vectors: its line closest to the query."""
+    """For each chunk with line vectors: its line closest to the query."""
     qv = np.asarray(query_vec, dtype=np.float32)
     qv = qv / (np.linalg.norm(qv) or 1.0)
-    found = list(line_matrices(conn, {cid: t for cid, (t, _) in texts.items()}, provider_key, len(qv)).items())
+    by_id = {m.id: m for m in chunks}
+    found = list(line_matrices(conn, chunks, provider_key, len(qv)).items())
     if not found:
         return {}
     sims = np.concatenate([m for _, m in found]).astype(np.float32) @ qv  # one product for all their lines
@@ -174,8 +176,8 @@ def best_lines(
     start = 0
     for cid, m in found:
         i = int(np.argmax(sims[start : start + len(m)]))
-        line_offset, line_text = evidence_lines(texts[cid][0])[i]
-        out[cid] = _BestLine(texts[cid][1] + line_offset, float(sims[start + i]), line_text)
+        line_offset, line_text = evidence_lines(by_id[cid].text)[i]
+        out[cid] = _BestLine(by_id[cid].start_line + line_offset, float(sims[start + i]), line_text)
         start += len(m)
     return out
 
@@ -494,7 +496,7 @@ def run_search(
                 coverage_of[h.id] = concept_coverage(concepts, h.text, weights)
             prepare(h.text)
         if vctx.provider_key and vctx.provider is not None:  # their line vectors, read into the cache
-            line_matrices(conn, {cid: m.text for cid, m in meta.items()}, vctx.provider_key, vctx.provider.dims)
+            line_matrices(conn, list(meta.values()), vctx.provider_key, vctx.provider.dims)
 
     cands: dict[str, _Cand] = {}
     calib = cal.RAW
@@ -557,9 +559,7 @@ def run_search(
     lines: dict[str, _BestLine] = {}
     if semantic and req.scoring == "calibrated" and qvec is not None and calib.method != "raw" and vctx.provider_key:
         t2 = time.perf_counter()
-        lines = best_lines(
-            conn, qvec, {cid: (m.text, m.start_line) for cid, m in meta.items() if cid in cands}, vctx.provider_key
-        )
+        lines = best_lines(conn, qvec, [m for cid, m in meta.items() if cid in cands], vctx.provider_key)
         timings["lines"] = (time.perf_counter() - t2) * 1000
     mode = "hybrid" if semantic and req.legs == "hybrid" else ("vector-only" if semantic else "fts-only")
     if mode == "hybrid" and coverage < 1.0:

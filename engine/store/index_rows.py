@@ -241,13 +241,18 @@ class PendingChunk:
     text: str
 
 
+# The embedding passes' order of files: curated first, then dated diaries (newest first by path).
+EMBED_PRIORITY = (
+    "CASE WHEN path IN ('USER.md', 'MEMORY.md', 'memory.md') THEN 0 "
+    "WHEN path GLOB 'memory/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN 1 ELSE 2 END"
+)
+
+
 def pending_chunks(conn: apsw.Connection, limit: int | None = None) -> list[PendingChunk]:
     """Chunks still without a vector: curated files first, then dated diaries newest first."""
     sql = (
         "SELECT id, path, hash, text FROM memory_index_chunks WHERE embedding IS NULL "
-        "ORDER BY CASE WHEN path IN ('USER.md', 'MEMORY.md', 'memory.md') THEN 0 "
-        "WHEN path GLOB 'memory/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN 1 ELSE 2 END, "
-        "path DESC, start_line"
+        f"ORDER BY {EMBED_PRIORITY}, path DESC, start_line"
     )
     if limit is not None:
         sql += f" LIMIT {int(limit)}"

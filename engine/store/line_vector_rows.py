@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import apsw
 import numpy as np
 
+from engine.store import index_rows
+
 TABLE = "memory_index_line_vectors"
 
 CREATE_SQL = f"""
@@ -37,12 +39,7 @@ def pack(vectors: Sequence[np.ndarray]) -> bytes:
 
 
 def unpack(blob: bytes, dims: int) -> np.ndarray:
-    """(n_lines, dims) float32; (0, dims) for an empty row."""
-    return unpack16(blob, dims).astype(np.float32)
-
-
-def unpack16(blob: bytes, dims: int) -> np.ndarray:
-    """(n_lines, dims) float16 as stored (a read-only view of ``blob``)."""
+    """(n_lines, dims) float16 as stored (a read-only view of ``blob``); (0, dims) when empty."""
     return np.frombuffer(blob, dtype="<f2").reshape(-1, dims)
 
 
@@ -58,10 +55,7 @@ def pending(conn: apsw.Connection, model: str, provider_key: str, limit: int | N
     sql = (
         f"SELECT hash, text FROM memory_index_chunks c WHERE embedding IS NOT NULL AND model = ? "
         f"AND NOT EXISTS (SELECT 1 FROM {TABLE} l WHERE l.hash = c.hash AND l.provider_key = ?) "
-        "GROUP BY hash "
-        "ORDER BY MIN(CASE WHEN path IN ('USER.md', 'MEMORY.md', 'memory.md') THEN 0 "
-        "WHEN path GLOB 'memory/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*' THEN 1 ELSE 2 END), "
-        "MAX(path) DESC, MIN(start_line)"
+        f"GROUP BY hash ORDER BY MIN({index_rows.EMBED_PRIORITY}), MAX(path) DESC, MIN(start_line)"
     )
     if limit is not None:
         sql += f" LIMIT {int(limit)}"
@@ -72,16 +66,6 @@ def store(conn: apsw.Connection, hash_: str, provider_key: str, blob: bytes) -> 
     conn.execute(
         f"INSERT OR REPLACE INTO {TABLE} (hash, provider_key, vectors) VALUES (?, ?, ?)", (hash_, provider_key, blob)
     )
-
-
-def hashes_of(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, str]:
-    """Chunk id -> its text hash."""
-    out: dict[str, str] = {}
-    for start in range(0, len(ids), 500):
-        part = list(ids[start : start + 500])
-        marks = ",".join("?" * len(part))
-        out.update(conn.execute(f"SELECT id, hash FROM memory_index_chunks WHERE id IN ({marks})", part))
-    return out
 
 
 def for_hashes(conn: apsw.Connection, hashes: Sequence[str], provider_key: str) -> dict[str, bytes]:

@@ -341,6 +341,7 @@ class ChunkMeta:
     triggers: str | None
     project_key: str | None
     has_vector: bool
+    hash: str  # of the text: what line vectors are keyed by
 
 
 def chunk_meta(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, ChunkMeta]:
@@ -351,14 +352,28 @@ def chunk_meta(conn: apsw.Connection, ids: Sequence[str]) -> dict[str, ChunkMeta
         for r in conn.execute(
             "SELECT c.id, c.path, c.source, c.start_line, c.end_line, c.text, "
             "COALESCE(p.origin_class, 'untrusted'), COALESCE(p.session_kind, 'unknown'), p.observed_at, "
-            "p.supersedes_key, m.importance, m.triggers, m.project_key, c.embedding IS NOT NULL "
+            "p.supersedes_key, m.importance, m.triggers, m.project_key, c.embedding IS NOT NULL, c.hash "
             "FROM memory_index_chunks c "
             "LEFT JOIN memory_index_chunk_provenance p ON p.chunk_id = c.id "
             f"LEFT JOIN memory_index_chunk_recall_metadata m ON m.chunk_id = c.id WHERE c.id IN ({marks})",
             batch,
         ):
             out[r[0]] = ChunkMeta(
-                r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], bool(r[13])
+                r[0],
+                r[1],
+                r[2],
+                int(r[3]),
+                int(r[4]),
+                r[5],
+                r[6],
+                r[7],
+                r[8],
+                r[9],
+                r[10],
+                r[11],
+                r[12],
+                bool(r[13]),
+                r[14],
             )
     return out
 
