@@ -104,6 +104,7 @@ def embed_pending(
             limit=limit,
             progress=line_progress,
             cancel=cancel,
+            new_vectors=embedded > 0,
         )
         line_calls, cancelled = line_stats.embedded_lines, line_stats.cancelled
     return EmbedStats(

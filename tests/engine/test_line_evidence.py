@@ -192,8 +192,9 @@ def test_line_vectors_of_another_model_are_never_read_and_are_swept(diary_engine
     ident = diary_engine.embedder_identity()
     assert ident is not None
     (h,) = next(iter(conn.execute("SELECT hash FROM memory_index_chunks WHERE path LIKE 'memory/%'")))
-    with conn:  # as if another model (same file name, other weights) had written them
+    with conn:  # as if another model (same file name, other weights) had written them, and last
         conn.execute("UPDATE memory_index_line_vectors SET provider_key = 'another-model' WHERE hash = ?", (h,))
+        conn.execute("UPDATE memory_index_meta SET value = 'another-model:1' WHERE key = 'line_vectors_done'")
     assert line_vector_rows.for_hashes(conn, [h], ident.provider_key) == {}
     assert [p.hash for p in line_vector_rows.pending(conn, ident.model, ident.provider_key)] == [h]
     diary_engine.embed_pending()
@@ -222,3 +223,19 @@ def test_line_vectors_off_skips_the_pass_and_the_evidence(tmp_path: Path, defaul
         assert status.line_vectors_waiting == 0 and line_vectors_text(status).startswith("off")
     finally:
         engine.close()
+
+
+def test_a_sync_with_no_index_change_skips_the_line_scan(diary_engine: MemoryEngine) -> None:
+    conn = diary_engine.store.conn()
+    with conn:  # a row gone behind the pass's back: only a scan would notice
+        conn.execute(
+            "DELETE FROM memory_index_line_vectors WHERE hash IN (SELECT hash FROM memory_index_chunks LIMIT 1)"
+        )
+    rows = "SELECT COUNT(*) FROM memory_index_line_vectors"
+    before = next(iter(conn.execute(rows)))[0]
+    stats = diary_engine.embed_pending()
+    assert stats is not None and stats.line_calls == 0
+    assert next(iter(conn.execute(rows)))[0] == before  # nothing changed since the last pass: no scan
+    (diary_engine.workspace / "memory" / "2026-05-09.md").write_text("- a new day\n- and its second line\n", "utf-8")
+    diary_engine.sync()  # the index changed: the scan runs and finds both texts
+    assert next(iter(conn.execute(rows)))[0] == before + 2
