@@ -524,6 +524,7 @@ class MemoryEngine:
                 legs,
                 include_untrusted=include_untrusted,
                 sources=tuple(sources) if sources else tuple(self.settings.index.sources),
+                today=self.clock.local_now().date(),
             ),
             self.settings,
             self.clock.now(),

@@ -1,7 +1,8 @@
 """One search, end to end (spec §4), keeping every intermediate value for the breakdown.
 
 keyword + path legs ─┐
-                     ├─ merge by chunk id → content = 0.7·vector + 0.3·keyword
+diaries of the dates ┤  (calibrated: the query's dates are one more keyword concept)
+the query names      ├─ merge by chunk id → content = 0.7·vector + 0.3·keyword
 vector leg ──────────┘     → × decay → × importance → × project → tiers, MMR → threshold
                                                                       → results + near-misses
 """
@@ -16,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
 import apsw
@@ -26,6 +27,7 @@ from engine.config import SearchSettings, Settings
 from engine.embed.provider import EmbeddingProvider, Vector
 from engine.index.line_evidence import evidence_lines
 from engine.search import calibration as cal
+from engine.search.dates import REPORT_DAYS, DateSpan, date_match, diary_date, query_dates
 from engine.search.keyword import KeywordHit, exact_tier, keyword_leg
 from engine.search.ranking import (
     decay_factor,
@@ -78,6 +80,7 @@ class SearchRequest:
     legs: str = "hybrid"  # hybrid | keyword | vector
     sources: tuple[str, ...] = ("memory",)
     include_untrusted: bool = False  # untrusted-origin hits are left out (and explained) unless asked for
+    today: date | None = None  # the user's local date, for the dates a query names (default: now's UTC date)
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,7 @@ class _Score(NamedTuple):
     vector_note: str | None
     line: _BestLine | None = None
     line_vector: float | None = None
+    date_match: float | None = None
 
     def breakdown(self, mmr_rank: int | None, passed: bool) -> ScoreBreakdown:
         return ScoreBreakdown(
@@ -225,6 +229,7 @@ class _Score(NamedTuple):
             line=self.line.number if self.line else None,
             line_cosine=round(self.line.cosine, 6) if self.line else None,
             line_vector=round(self.line_vector, 6) if self.line_vector is not None else None,
+            date_match=round(self.date_match, 4) if self.date_match is not None else None,
         )
 
 
@@ -419,6 +424,92 @@ def _iso_ms(ms: int | None) -> str | None:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
 
 
+@dataclass
+class _DatedDiaries:
+    """The dates a query names as one more concept of the keyword part (calibrated scoring),
+    and the time decay counts from.
+
+    A daily diary covers the concept by its date (``dates.date_match``: 1 inside a span, less
+    on the few days after it). Its weight is an IDF like the words' (``concept_weights``) over
+    the chunks of the diaries that match, so a day is strong evidence and a year is weak. When
+    those chunks are no more than a candidate window, they are candidates themselves (the
+    "date" leg): a diary of the named day is scored even if no word of the query is in it.
+    """
+
+    spans: tuple[DateSpan, ...] = ()
+    match: dict[str, float] = field(default_factory=dict)  # diary path -> its date match (> 0)
+    chunks: int = 0  # chunks of those diaries
+    weight: float = 0.0  # the concept's weight; 0: no concept (no date, or no diary of it)
+    others: float = 0.0  # the weight of the query's word concepts together
+    rows: list[q.BodyRow] = field(default_factory=list)  # the date leg's candidates
+
+    @classmethod
+    def of(
+        cls,
+        conn: apsw.Connection,
+        query: str,
+        req: SearchRequest,
+        now: datetime,
+        total: int,
+        concepts: list[str],
+        weights: dict[str, float],
+        window: int,
+    ) -> _DatedDiaries:
+        if req.scoring != "calibrated" or req.legs == "vector" or "memory" not in req.sources:
+            return cls()  # vector-only search is the query's meaning alone
+        spans = query_dates(query, req.today or now.date())
+        if not spans:
+            return cls()
+        first = min(s.start for s in spans)
+        last = max(s.end for s in spans) + timedelta(days=REPORT_DAYS)
+        counts = q.diary_chunk_counts(conn, first.isoformat(), last.isoformat())
+        match = {p: m for p in counts if (m := date_match(diary_date(p), spans)) > 0}
+        chunks = sum(counts[p] for p in match)
+        if not chunks:
+            return cls(spans)
+        if weights:  # the words have IDF weights: the date gets its own
+            weight, others = math.log(1 + total / (chunks + 1)), sum(weights.get(c, 1.0) for c in concepts)
+        else:  # one word or none: equal shares
+            weight, others = 1.0, float(len(concepts))
+        rows = q.chunks_of_paths(conn, sorted(match)) if chunks <= window else []
+        return cls(spans, match, chunks, weight, others, rows)
+
+    def match_of(self, path: str, source: str, text: str) -> float:
+        """A chunk's date match: its diary's date, or the text naming the day or month itself
+        (its ISO form, e.g. a MEMORY.md entry "2026-03-03: …", or the query's own words for it
+        when they hold a number, "March 3")."""
+        by_date = self.match.get(path, 0.0) if source == "memory" else 0.0
+        if by_date >= 1.0:
+            return by_date
+        low = text.lower()
+        for s in self.spans:
+            label = s.label()
+            if (len(label) in (7, 10) and label in low) or (
+                any(ch.isdigit() for ch in s.phrase) and s.phrase.lower() in low
+            ):
+                return 1.0
+        return by_date
+
+    def age_days(self, path: str, age_from_now: float) -> float:
+        """A diary's age for decay when the query names dates: its distance in days from the
+        nearest span (0 inside one). "What broke on August 20?" asks about August 20, so the
+        diaries of then are fresh for it and today's are not; without a date, age is from now."""
+        day = diary_date(path)
+        if day is None:
+            return age_from_now
+        return float(min(max((s.start - day).days, (day - s.end).days, 0) for s in self.spans))
+
+    def keyword(self, coverage: float, match: float | None) -> float:
+        """A chunk's keyword part: its word coverage with the date concept's share added."""
+        if not self.weight or match is None:
+            return coverage
+        return (coverage * self.others + self.weight * match) / (self.others + self.weight)
+
+    def labels(self) -> tuple[str, ...]:
+        """The spans understood, as the response shows them: "2023-10-13 (October 13, 2023)"."""
+        return tuple(f"{s.label()} ({s.phrase})" for s in self.spans)
+
+
 def run_search(
     conn: apsw.Connection,
     req: SearchRequest,
@@ -479,6 +570,7 @@ def run_search(
         )
     concepts = query_concepts(query, stem=req.scoring == "calibrated")
     weights = concept_weights(concepts, chunk_total, counts.idf) if req.scoring == "calibrated" else {}
+    dated = _DatedDiaries.of(conn, query, req, now, chunk_total, concepts, weights, window)
     coverage_of: dict[str, float] = {}
     if req.scoring == "calibrated" and keyword_hits:
         keyword_hits = _best_keyword_hits(keyword_hits, concepts, weights, window, coverage_of)
@@ -543,6 +635,12 @@ def run_search(
             if kh.text:
                 c.text = kh.text
 
+    for row in dated.rows:  # the date leg: the named days' diaries, when they are few
+        if row.id in cands:
+            cands[row.id].legs.add("date")
+        else:
+            cands[row.id] = _Cand(row.id, row.path, row.source, row.start_line, row.end_line, row.text, legs={"date"})
+
     if semantic and req.scoring == "calibrated" and qvec is not None:
         # Keyword hits outside the KNN window still get their true similarity, so the
         # breakdown never shows "vector 0" for a chunk that simply was not fetched.
@@ -590,10 +688,12 @@ def run_search(
         # OpenClaw 2026.9.6 gives every candidate of a file the query names exactly (vector hits and
         # body hits too, not only the path leg's first chunk) that file's exact tier.
         tier = exact_tier(query, c.path) if openclaw else (kw.exact_tier if kw else 0)
+        dm = dated.match_of(c.path, c.source, c.text) if dated.weight else None
         if kw is None:
-            k = 0.0
+            k = dated.keyword(concept_coverage(concepts, c.text, weights), dm) if dm else 0.0
         elif kw.has_body and not openclaw:
             k = coverage_of[c.id] if c.id in coverage_of else concept_coverage(concepts, c.text, weights)
+            k = dated.keyword(k, dm)
         elif kw.text_score > 0 or (kw.has_body and mode == "fts-only"):
             k = kw.boosted  # keyword-only OpenClaw ranks every body hit by its boosted score
         elif tier:
@@ -615,6 +715,8 @@ def run_search(
             age = openclaw_age_days(c.path, now, m.observed_at) if c.source == "memory" else None
         else:
             age = diary_age_days(c.path, now) if c.source == "memory" else None
+            if age is not None and dated.weight:  # a question about a past day: age from that day
+                age = dated.age_days(c.path, age)
         decay = decay_factor(age, s.half_life_days) if s.decay_enabled else 1.0
         imp_f = importance_factor(m.importance)
         keys = tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip())
@@ -646,6 +748,7 @@ def run_search(
             vector_note=None if evidence or v_raw is None else "heading only: its cosine is not evidence",
             line=best,
             line_vector=line_vec,
+            date_match=dm,
         )
         scored.append((c, bd, public, excluded))
 
@@ -775,4 +878,7 @@ def run_search(
         keyword_probes=tuple(probed),
         keyword_probes_skipped=tuple(skipped_probes),
         keyword_probe_limit=probe_limit,
+        dates=dated.labels(),
+        dated_diaries=len(dated.match),
+        ages_from_dates=bool(dated.weight),
     )

@@ -28,6 +28,7 @@ class ScoreBreakdown:
     line: int | None = None  # calibrated scoring: the chunk's line closest to the query (line vectors)
     line_cosine: float | None = None  # that line's own cosine
     line_vector: float | None = None  # … calibrated; ``vector`` = 0.3·this + 0.7·the chunk's
+    date_match: float | None = None  # calibrated: how the diary's date covers the dates the query names
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,9 @@ class SearchResponse:
     keyword_probes: tuple[str, ...] = ()  # extracted keywords searched separately
     keyword_probes_skipped: tuple[str, ...] = ()  # extracted keywords too common to probe
     keyword_probe_limit: int | None = None  # a probed term is in at most this many chunks (calibrated)
+    dates: tuple[str, ...] = ()  # calibrated: the dates the query names, "2023-10-13 (October 13, 2023)"
+    dated_diaries: int = 0  # … and how many daily diaries are of those dates (or the 3 days after)
+    ages_from_dates: bool = False  # … so a diary's age (decay) is its distance from them, not from now
 
 
 @dataclass(frozen=True)

@@ -498,3 +498,36 @@ def all_vectors(conn: apsw.Connection, model: str, after_rowid: int, size: int) 
             (model, after_rowid, size),
         )
     ]
+
+
+_DIARY_GLOB = "memory/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].md"
+
+
+def diary_chunk_counts(conn: apsw.Connection, first: str, last: str) -> dict[str, int]:
+    """Chunks of each daily diary ``memory/<first>.md`` … ``memory/<last>.md`` (ISO dates), read
+    through the path index without the chunks' text."""
+    return {
+        path: int(n)
+        for path, n in conn.execute(
+            "SELECT path, count(*) FROM memory_index_chunks WHERE source = 'memory' AND path BETWEEN ? AND ? "
+            "AND path GLOB ? GROUP BY path",
+            (f"memory/{first}.md", f"memory/{last}.md", _DIARY_GLOB),
+        )
+    }
+
+
+def chunks_of_paths(conn: apsw.Connection, paths: Sequence[str]) -> list[BodyRow]:
+    """Every chunk of the given memory paths, in file order."""
+    out: list[BodyRow] = []
+    for start in range(0, len(paths), 400):
+        batch = list(paths[start : start + 400])
+        marks = ", ".join("?" for _ in batch)
+        out.extend(
+            BodyRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], None)
+            for r in conn.execute(
+                "SELECT id, path, source, start_line, end_line, text FROM memory_index_chunks "
+                f"WHERE source = 'memory' AND path IN ({marks}) ORDER BY path, start_line, id",
+                batch,
+            )
+        )
+    return out

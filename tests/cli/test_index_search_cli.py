@@ -97,7 +97,10 @@ def test_search_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]
         "line",
         "line_cosine",
         "line_vector",
+        "date_match",
     }
+    assert hit["breakdown"]["date_match"] is None  # the query names no date
+    assert data["dates"] == [] and data["dated_diaries"] == 0
     assert set(hit["provenance"]) == {"origin_class", "session_kind", "observed_at"}
 
 

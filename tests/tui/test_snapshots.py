@@ -93,6 +93,17 @@ def test_search_shows_the_best_line_of_a_diary_hit(snap_compare, make_app: Calla
     assert snap_compare(make_app(), terminal_size=(160, 45), run_before=run_before)
 
 
+def test_search_for_a_date_shows_the_date_row(snap_compare, make_app: Callable[..., ClawmemApp]) -> None:
+    """A question naming a day: the diary of that day, its "date" row, and its age from that day."""
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("3", *"staging incident on August 20", "enter")
+        await settle(pilot, 1.0)
+
+    assert snap_compare(make_app(), terminal_size=(160, 45), run_before=run_before)
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_editor_with_file_open(snap_compare, make_app: Callable[..., ClawmemApp], size) -> None:
     async def run_before(pilot: Pilot[object]) -> None:

@@ -9,12 +9,21 @@ from typing import Any
 from engine.errors import ClawmemError
 from engine.facade import MemoryEngine
 from engine.memory_get import MAX_CHARS
+from engine.search.dates import REPORT_DAYS
 from engine.search.pipeline import LINE_WEIGHT
 from engine.search.types import SearchHit, SearchResponse
 from tui.cli import common
 
 SCORINGS = ("calibrated", "openclaw")
 LINE_FORMULA = f"vector = {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·line"
+DATE_NOTE = f"the query's dates, one concept of the keyword part: 1 in them, less {REPORT_DAYS} days after"
+
+
+def dated_text(diaries: int) -> str:
+    """How many daily diaries are of the dates a query names, in words."""
+    return "no diary of those days" if not diaries else f"{diaries} {'diary' if diaries == 1 else 'diaries'} of them"
+
+
 MODES = ("hybrid", "keyword", "vector")
 SOURCES = {"memory": ("memory",), "sessions": ("sessions",), "all": ("memory", "sessions")}
 
@@ -119,6 +128,7 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
             "line": b.line,
             "line_cosine": b.line_cosine,
             "line_vector": b.line_vector,
+            "date_match": b.date_match,
         },
         "provenance": {
             "origin_class": hit.provenance.origin_class,
@@ -150,6 +160,9 @@ def response_json(
         "keyword_probes": list(r.keyword_probes),
         "keyword_probes_skipped": list(r.keyword_probes_skipped),
         "keyword_probe_limit": r.keyword_probe_limit,
+        "dates": list(r.dates),
+        "dated_diaries": r.dated_diaries,
+        "ages_from_dates": r.ages_from_dates,
         "threshold_rescue": r.threshold_rescue,
         "sources": list(sources),
         "warnings": [*r.warnings, *extra_warnings],
@@ -165,9 +178,10 @@ def _f(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def explain_lines(hit: SearchHit) -> list[str]:
+def explain_lines(hit: SearchHit, ages_from_dates: bool = False) -> list[str]:
     b = hit.breakdown
-    age = "evergreen" if b.age_days is None else f"{b.age_days:.1f} d"
+    since = "from the dates asked" if ages_from_dates else "old"
+    age = "evergreen" if b.age_days is None else f"{b.age_days:.1f} d {since}"
     tier = {3: "full path", 2: "file name", 1: "file stem"}.get(b.path_tier, "none")
     rows = [
         (
@@ -182,6 +196,7 @@ def explain_lines(hit: SearchHit) -> list[str]:
             else []
         ),
         ("keyword", f"{_f(b.keyword)}  (bm25 {_f(b.keyword_raw, 2)})"),
+        *([("date", f"{_f(b.date_match, 2)}  ({DATE_NOTE})")] if b.date_match is not None else []),
         ("content", f"{_f(b.content)}  = 0.7·vector + 0.3·keyword" + ("  → (1+c)/2 exact path" if b.path_tier else "")),
         ("decay", f"× {_f(b.decay)}  (age {age})"),
         ("importance", f"× {_f(b.importance_factor, 2)}  (importance {b.importance or '—'})"),
@@ -213,14 +228,14 @@ def _one_line(text: str, width: int = 72) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def print_hit(hit: SearchHit, explain: bool) -> None:
+def print_hit(hit: SearchHit, explain: bool, ages_from_dates: bool = False) -> None:
     flag = " [superseded]" if hit.status == "superseded" else ""
     origin = f" [{hit.provenance.origin_class}]" if hit.provenance.origin_class in ("untrusted", "system") else ""
     source = " [session transcript]" if hit.source == "sessions" else ""
     print(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}{source}{flag}{origin}")
     print(hit.snippet.strip())
     if explain:
-        print("\n".join(explain_lines(hit)))
+        print("\n".join(explain_lines(hit, ages_from_dates)))
     print()
 
 
@@ -270,17 +285,21 @@ def cmd_search(args: argparse.Namespace) -> int:
     elif response.threshold_rescue:
         print(f"(no hit reached the {threshold} threshold; showing the keyword hits below it instead)")
     for hit in response.results:
-        print_hit(hit, args.explain)
+        print_hit(hit, args.explain, response.ages_from_dates)
     if args.explain or args.near_misses:
         if response.near_misses:
             print(f"— near-misses (below {threshold}) —")
             for hit in response.near_misses:
-                print_hit(hit, args.explain)
+                print_hit(hit, args.explain, response.ages_from_dates)
         if args.explain:
             summary = f"mode {response.mode} · scoring {response.scoring} · {response.model}"
             summary += f" · sources {', '.join(sources)}"
             if response.calibration:
                 summary += f"\nvector = {response.calibration}"
+            if response.dates:
+                summary += f"\ndates: {', '.join(response.dates)} · {dated_text(response.dated_diaries)}"
+                if response.ages_from_dates:
+                    summary += " · diary ages (decay) count from these dates"
             if response.keyword_probes:
                 summary += f"\nkeyword probes: {', '.join(response.keyword_probes)}"
             if response.keyword_probes_skipped:

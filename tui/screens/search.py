@@ -236,6 +236,10 @@ class SearchPane(Vertical):
             summary.append(f" · {left_out} untrusted left out ({key} includes them)", style="red")
         if response.threshold_rescue:
             summary.append("  · nothing passed the threshold: keyword hits shown", style="yellow")
+        if response.dates:
+            asked = ", ".join(d.split(" (")[0] for d in response.dates)
+            n = response.dated_diaries
+            summary.append(f"  · dates: {asked} ({n} {'diary' if n == 1 else 'diaries'})", style="dim")
         if response.keyword_probes:
             summary.append(f"  · probes: {', '.join(response.keyword_probes)}", style="dim")
         if response.keyword_probes_skipped:

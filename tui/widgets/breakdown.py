@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from engine.search.dates import REPORT_DAYS
 from engine.search.pipeline import LINE_WEIGHT
 from engine.search.types import SearchHit, SearchResponse
 
@@ -70,11 +71,19 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     else:
         kw_note = "path match" if b.path_tier or "path" in hit.legs else "no keyword match"
     table.add_row("keyword", bar(b.keyword, style="magenta"), _n(b.keyword, 2), Text(kw_note, style="dim"))
+    if b.date_match is not None:
+        table.add_row(
+            "  date",
+            bar(b.date_match, style="magenta"),
+            _n(b.date_match, 2),
+            Text(date_note(b.date_match, response), style="dim"),
+        )
     formula = f"= {weights[0]}·{b.vector:.2f} + {weights[1]}·{b.keyword:.2f}"
     if b.path_tier:
         formula += f"  → (1+c)/2 ({TIER.get(b.path_tier, '')})"
     table.add_row("content", bar(b.content, style="blue"), _n(b.content, 2), Text(formula, style="dim"))
-    age = "evergreen (never decays)" if b.age_days is None else f"{b.age_days:.1f} days old, half-life 30"
+    since = "days from the dates asked" if response.ages_from_dates else "days old"
+    age = "evergreen (never decays)" if b.age_days is None else f"{b.age_days:.1f} {since}, half-life 30"
     table.add_row("× decay", bar(b.decay, style="yellow"), _n(b.decay, 3), Text(age, style="dim"))
     imp = f"importance {b.importance}" if b.importance else "no importance annotation"
     table.add_row("× importance", Text(""), _n(b.importance_factor, 2), Text(imp, style="dim"))
@@ -112,6 +121,16 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     parts.append(Text(""))
     parts.append(snippet_text(hit))
     return Group(*parts)
+
+
+def date_note(match: float, response: SearchResponse) -> str:
+    """Why a hit's date concept counts as it does: the dates asked, and where this chunk stands."""
+    asked = ", ".join(d.split(" (")[0] for d in response.dates)
+    if match >= 1.0:
+        return f"of {asked}, asked for"
+    if match > 0:
+        return f"written {round((1 - match) * (REPORT_DAYS + 1))} d after {asked}"
+    return f"not of {asked}"
 
 
 def best_line_text(hit: SearchHit, width: int = 30) -> str:
