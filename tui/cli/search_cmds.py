@@ -18,14 +18,13 @@ SCORINGS = ("calibrated", "openclaw")
 LINE_FORMULA = f"vector = {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·line"
 DATE_NOTE = f"the query's dates, one concept of the keyword part: 1 in them, less {REPORT_DAYS} days after"
 
+MODES = ("hybrid", "keyword", "vector")
+SOURCES = {"memory": ("memory",), "sessions": ("sessions",), "all": ("memory", "sessions")}
+
 
 def dated_text(diaries: int) -> str:
     """How many daily diaries are of the dates a query names, in words."""
     return "no diary of those days" if not diaries else f"{diaries} {'diary' if diaries == 1 else 'diaries'} of them"
-
-
-MODES = ("hybrid", "keyword", "vector")
-SOURCES = {"memory": ("memory",), "sessions": ("sessions",), "all": ("memory", "sessions")}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
