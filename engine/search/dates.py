@@ -221,7 +221,7 @@ def query_dates(query: str, today: date) -> tuple[DateSpan, ...]:
 def diary_date(path: str) -> date | None:
     """The date of an exact daily diary path (``memory/YYYY-MM-DD.md``), else None."""
     m = EXACT_DIARY.match(path)
-    if not m or not m.group(1).isascii():
+    if not m or not m.group(1).isascii():  # \d also matches other scripts' digits
         return None
     try:
         return date.fromisoformat(m.group(1))

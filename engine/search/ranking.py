@@ -24,7 +24,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from engine.workspace.files import EXACT_DIARY
+from engine.search.dates import diary_date
 
 LN2 = math.log(2)
 PROJECT_MATCH = 1.15
@@ -33,16 +33,10 @@ PROJECT_MISMATCH = 0.9
 
 def diary_age_days(path: str, now: datetime) -> float | None:
     """Age of a dated diary in days (fractional, ≥ 0); None for evergreen paths."""
-    m = EXACT_DIARY.match(path)
-    if not m:
+    d = diary_date(path)
+    if d is None:
         return None
-    if not m.group(1).isascii():
-        return None  # \d also matches other scripts' digits; a diary date is ASCII
-    year, month, dom = m.group(1).split("-")
-    try:
-        day = datetime(int(year), int(month), int(dom), tzinfo=UTC)  # strptime costs ~10x more per hit
-    except ValueError:
-        return None
+    day = datetime(d.year, d.month, d.day, tzinfo=UTC)
     return max(0.0, (now - day).total_seconds() / 86400.0)
 
 
