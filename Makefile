@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: install demo test lint typecheck screenshots bench clean
+.PHONY: install demo test lint typecheck screenshots record-embeddings bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +27,13 @@ lint: install
 	$(BIN)/ruff check engine tui tests bench
 	$(BIN)/ruff format --check engine tui tests bench
 	$(BIN)/mypy engine
+
+# The TUI tests replay the real model's vectors (tests/tui/recorded_embeddings.py); after a
+# change to what they embed, record again: runs the TUI tests live and rewrites the recording.
+# Snapshot failures in that run are expected when the vectors changed: look at them, then update.
+record-embeddings: install
+	-CLAWMEM_RECORD_EMBEDDINGS=1 $(BIN)/python -m pytest -q tests/tui
+	@echo "recorded tests/fixtures/tui-embeddings.npz; now run make test and review any snapshot that changed"
 
 screenshots: install
 	$(BIN)/python -m tools.screenshots

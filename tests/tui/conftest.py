@@ -3,7 +3,9 @@
 Snapshots are reproducible because the clock is fixed (CLAWMEM_NOW), the terminal sizes are
 fixed, cursor blink, animations, timings and the file watcher are off (config, like posting's
 test config), and each test's workspace lives at the same path on every run. Indexing with the
-real model happens once per session per fixture; tests get a copy (mtimes preserved).
+real model happens once per session per fixture; tests get a copy (mtimes preserved). The
+vectors are the real model's, replayed from a recording (tests/tui/recorded_embeddings.py says
+why: the last digits of llama.cpp's vectors depend on the CPU, the snapshots must not).
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from pathlib import Path
 import pytest
 
 from engine.config import load_settings
+from engine.embed import select
 from engine.facade import MemoryEngine
 from tests.conftest import FIXTURES
+from tests.tui.recorded_embeddings import RECORD, RecordedProvider, Recording
 from tui.app import ClawmemApp
 
 SNAP_ROOT = Path("/tmp/clawmem-tui-tests")
@@ -45,6 +49,30 @@ def _one_session_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
                 print(f"\nanother test session is using {SNAP_ROOT}: waiting for it to finish…", flush=True)
             fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _recording() -> Iterator[Recording]:
+    """Every provider the TUI tests load answers from the recording of the real model."""
+    recording = Recording()
+    load = select._load
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(select, "_load", lambda *a, **k: RecordedProvider(load(*a, **k), recording))
+        yield recording
+    if RECORD:
+        recording.save()
+
+
+@pytest.fixture(autouse=True)
+def _every_vector_recorded(_recording: Recording) -> Iterator[None]:
+    """A test that embedded a text the recording lacks fails: its screen would depend on the CPU."""
+    _recording.missing.clear()
+    yield
+    if _recording.missing:
+        pytest.fail(
+            f"embedded {len(_recording.missing)} text(s) live that the recording lacks "
+            f"(first: {_recording.missing[0]}): run `make record-embeddings`"
+        )
 
 
 @pytest.fixture(scope="session")
@@ -91,9 +119,14 @@ def make_app(
 
 
 @pytest.fixture
-def make_unindexed_app(request: pytest.FixtureRequest, default_model_path: Path) -> Iterator[Callable[..., ClawmemApp]]:
+def make_unindexed_app(
+    request: pytest.FixtureRequest, default_model_path: Path, _recording: Recording
+) -> Iterator[Callable[..., ClawmemApp]]:
     """An app on a workspace written from ``files`` (rel → text) and not indexed yet: the app
-    indexes and embeds it in the background as it does for a person opening a new workspace."""
+    indexes and embeds it in the background as it does for a person opening a new workspace,
+    with the model running live (these tests need its real pace; they draw no scores)."""
+    _recording.live = True
+    request.addfinalizer(lambda: setattr(_recording, "live", False))
     apps: list[ClawmemApp] = []
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
 
