@@ -14,7 +14,6 @@ from engine.embed.llama_provider import (
     DEFAULT_E5_PREFIX_SCHEME,
     PREFIX_SCHEMES,
     LlamaEmbeddingProvider,
-    default_n_threads,
     is_e5_model,
 )
 from engine.embed.provider import EmbeddingProvider, Vector, provider_key
@@ -28,7 +27,6 @@ __all__ = [
     "EmbeddingProvider",
     "LlamaEmbeddingProvider",
     "Vector",
-    "default_n_threads",
     "ensure_default_model",
     "is_e5_model",
     "provider_key",

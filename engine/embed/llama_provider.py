@@ -26,7 +26,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
-import os
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -36,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.config import default_threads
 from engine.embed import model_card
 from engine.embed.filehash import file_sha256, read_sidecar_sha256
 from engine.embed.provider import Vector
@@ -45,7 +45,6 @@ __all__ = [
     "DEFAULT_E5_PREFIX_SCHEME",
     "PREFIX_SCHEMES",
     "LlamaEmbeddingProvider",
-    "default_n_threads",
     "is_e5_model",
 ]
 
@@ -65,11 +64,6 @@ N_CTX = 512
 _CACHE_KEY_VERSION = 1
 _POOLING_NAMES = {1: "mean", 2: "cls", 3: "last"}  # llama_pooling_type values we accept
 _E5_NAME = re.compile(r"(?:^|[^a-z0-9])e5(?:[^a-z0-9]|$)")
-
-
-def default_n_threads() -> int:
-    """Leave a core free on small machines: llama.cpp spin-waits when oversubscribed."""
-    return max(1, min((os.cpu_count() or 2) - 1, 8))
 
 
 def is_e5_model(*names: str | None) -> bool:
@@ -334,7 +328,7 @@ class LlamaEmbeddingProvider:
     ) -> None:
         if prefix_scheme is not None and prefix_scheme not in PREFIX_SCHEMES:
             raise ValueError(f"unknown prefix scheme {prefix_scheme!r} (one of {', '.join(PREFIX_SCHEMES)})")
-        threads = n_threads if n_threads and n_threads > 0 else default_n_threads()
+        threads = n_threads if n_threads and n_threads > 0 else default_threads()
         self.n_threads = threads
         self._on_load = on_load
         self._loaded: _LoadedModel | None = None

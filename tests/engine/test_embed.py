@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engine.config import default_threads
 from engine.embed import (
     DEFAULT_MODEL_FILE,
     EXPECTED_SHA256,
     LlamaEmbeddingProvider,
-    default_n_threads,
     ensure_default_model,
     is_e5_model,
     provider_key,
@@ -59,7 +59,7 @@ def model_path(models_dir: Path, progress_messages: list[str]) -> Path:
 
 @pytest.fixture(scope="module")
 def provider(model_path: Path) -> LlamaEmbeddingProvider:
-    return LlamaEmbeddingProvider(model_path, n_threads=default_n_threads())
+    return LlamaEmbeddingProvider(model_path, n_threads=default_threads())
 
 
 @pytest.fixture(scope="module")
