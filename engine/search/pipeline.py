@@ -14,11 +14,11 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import apsw
 import numpy as np
@@ -33,7 +33,7 @@ from engine.search.ranking import (
     decay_factor,
     diary_age_days,
     importance_factor,
-    mmr_order,
+    mmr_picks,
     openclaw_age_days,
     openclaw_snippet_tokens,
     prepare_mmr_tokens,
@@ -510,6 +510,46 @@ class _DatedDiaries:
         return tuple(f"{s.label()} ({s.phrase})" for s in self.spans)
 
 
+class _Order:
+    """The final order of the live hits (exact tiers 3 → 2 → 1, then the rest; MMR within each
+    group), produced only as far as it is read: each read goes on from where the last stopped,
+    and every item keeps its 1-based rank within its group. ``items`` are all of them, in any
+    order: what a read looks for is counted there first, so it stops when the last is found."""
+
+    def __init__(self, items: Sequence[Any], groups: Sequence[Iterable[Any]]) -> None:
+        self._items = items
+        self._source = ((x, i + 1) for g in groups for i, x in enumerate(g))
+        self._read: list[tuple[Any, int]] = []
+
+    def _more(self) -> bool:
+        nxt = next(self._source, None)
+        if nxt is None:
+            return False
+        self._read.append(nxt)
+        return True
+
+    def first(self, wanted: Callable[[Any], bool], k: int) -> list[Any]:
+        """The first ``k`` items in order that are ``wanted`` (fewer when fewer are)."""
+        k = min(k, sum(1 for x in self._items if wanted(x)))
+        out: list[Any] = []
+        i = 0
+        while len(out) < k and (i < len(self._read) or self._more()):
+            x = self._read[i][0]
+            if wanted(x):
+                out.append(x)
+            i += 1
+        return out
+
+    def ranks(self, ids: set[str]) -> dict[str, int]:
+        """Rank within its group of each id asked for (reading on until all have one)."""
+        found = {x[0].id: r for x, r in self._read if x[0].id in ids}
+        while len(found) < len(ids) and self._more():
+            x, r = self._read[-1]
+            if x[0].id in ids:
+                found[x[0].id] = r
+        return found
+
+
 def run_search(
     conn: apsw.Connection,
     req: SearchRequest,
@@ -781,53 +821,54 @@ def run_search(
     ]
     groups.append(sorted((x for x in live if x[1].path_tier == 0), key=openclaw_key if openclaw else key))
 
-    ordered: list[Item] = []
-    mmr_rank: dict[str, int] = {}  # written into the breakdowns of the hits returned
-    for group in groups:
-        if s.mmr_enabled and mode == "hybrid" and len(group) > 1:
-            if openclaw:
-                # OpenClaw's MMR relevance is the shown score (0 for a hit with no content) outside the
-                # exact tiers and the ranking score inside them; its tokens and tie rule are its own.
-                group = mmr_order(
-                    group,
-                    relevance=lambda x: x[1].pre_threshold if x[1].path_tier else x[2],
-                    tokens=lambda x: openclaw_snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
-                    lam=s.mmr_lambda,
-                    exact_ties=True,
-                )
-            else:
-                group = mmr_order(
-                    group,
-                    relevance=lambda x: x[1].pre_threshold,
-                    tokens=lambda x: snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
-                    lam=s.mmr_lambda,
-                )
-        ordered.extend(group)
-        mmr_rank.update((x[0].id, i + 1) for i, x in enumerate(group))
+    def in_order(group: list[Item]) -> Iterable[Item]:
+        if not (s.mmr_enabled and mode == "hybrid" and len(group) > 1):
+            return group
+        if openclaw:
+            # OpenClaw's MMR relevance is the shown score (0 for a hit with no content) outside the
+            # exact tiers and the ranking score inside them; its tokens and tie rule are its own.
+            return mmr_picks(
+                group,
+                relevance=lambda x: x[1].pre_threshold if x[1].path_tier else x[2],
+                tokens=lambda x: openclaw_snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
+                lam=s.mmr_lambda,
+                exact_ties=True,
+            )
+        return mmr_picks(
+            group,
+            relevance=lambda x: x[1].pre_threshold,
+            tokens=lambda x: snippet_tokens(snippet_of(x[0].text, s.snippet_max_chars)),
+            lam=s.mmr_lambda,
+        )
+
+    # The order is read only as far as the answer needs it: MMR's picks are the costly part, and
+    # a search usually reads its first max_results passing hits and a few near-misses' ranks.
+    order = _Order(live, [in_order(g) for g in groups])
 
     # ---- threshold (after decay and importance), the keyword rescue, spare-capacity fill
-    strict = [x for x in ordered if x[2] >= req.min_score]
-    selected = strict[: req.max_results]
+    strict = order.first(lambda x: x[2] >= req.min_score, req.max_results)
+    selected = list(strict)
     rescue = False
     if keyword_hits and len(selected) < req.max_results:
         if not strict:
-            selected = [x for x in ordered if x[0].kw is not None and x[2] >= 0][: req.max_results]
+            selected = order.first(lambda x: x[0].kw is not None and x[2] >= 0, req.max_results)
             rescue = bool(selected)
         elif not (openclaw and mode == "fts-only"):  # OpenClaw's keyword-only search does not fill
             chosen = {x[0].id for x in selected}
-            for x in ordered:
-                if len(selected) >= req.max_results:
-                    break
-                if x[0].id not in chosen and x[0].kw is not None and x[1].vector_raw is None:
-                    selected.append(x)
-                    chosen.add(x[0].id)
+            selected += order.first(
+                lambda x: x[0].id not in chosen and x[0].kw is not None and x[1].vector_raw is None,
+                req.max_results - len(selected),
+            )
     chosen_ids = {x[0].id for x in selected}
-    misses = [x for x in ordered if x[0].id not in chosen_ids]
+    misses = [x for x in live if x[0].id not in chosen_ids]
     # The best max_results of what was not returned: below the threshold, or left out (an invalid
     # project annotation, an untrusted origin) — ranked together by the score each would have had.
-    near = sorted([*misses, *excluded_items], key=lambda x: (-x[1].pre_threshold, -x[2], x[0].path, x[0].start_line))[
-        : req.max_results
-    ]
+    near = sorted(
+        [*misses, *excluded_items],
+        key=lambda x: (-x[1].pre_threshold, -x[2], x[0].path, x[0].start_line, x[0].end_line, x[0].id),
+    )[: req.max_results]
+    # Each shown hit's MMR rank: the order is read on until every one of them has its place.
+    mmr_rank = order.ranks({x[0].id for x in (*selected, *near) if x[3] is None})
 
     def to_hit(item: Item, passed: bool, returned: bool) -> SearchHit:
         c, bd, public, excluded = item

@@ -686,3 +686,40 @@ def test_a_word_probe_keeps_to_the_requested_sources(tmp_path: Path) -> None:
     assert {r.id for r in q.word_match(conn, "deploys", (), 10)} == {"m1", "s1"}
     assert q.document_frequency(conn, "deploys", q.WORDS) == 2
     assert q.document_frequency(conn, "deploys", "trigram") == 0  # no substring "deploys" in either
+
+
+def test_reading_the_order_lazily_gives_the_answer_of_the_whole_order(
+    indexed_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A search reads its MMR order only until it has its results and every near-miss's rank.
+    # Reading the whole order first must change nothing: results, near-misses, ranks, notes.
+    from engine.search import pipeline
+
+    queries = [q["query"] for q in json.loads((FIXTURES / "queries.json").read_text(encoding="utf-8"))["queries"]]
+
+    def answers() -> list[object]:
+        out = []
+        for query in queries:
+            for scoring in ("calibrated", "openclaw"):
+                for max_results, min_score in ((6, 0.35), (2, 0.0), (3, 0.9)):
+                    r = indexed_engine.search(
+                        query, scoring=scoring, record=False, sync=False, max_results=max_results, min_score=min_score
+                    )
+                    out.append((r.results, r.near_misses, r.threshold_rescue))
+        return out
+
+    indexed_engine.search(queries[0], record=False, sync=False)  # later searches read the cached matrix
+    lazy = answers()
+    read = {"partly": 0}
+    original_ranks = pipeline._Order.ranks
+
+    def whole(self: pipeline._Order, ids: set[str]) -> dict[str, int]:
+        before = len(self._read)
+        while self._more():
+            pass
+        read["partly"] += before < len(self._read)
+        return original_ranks(self, ids)
+
+    monkeypatch.setattr(pipeline._Order, "ranks", whole)
+    assert answers() == lazy
+    assert read["partly"] > 0  # the lazy reading did stop early on some searches
