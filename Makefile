@@ -32,7 +32,7 @@ lint: install
 # change to what they embed, record again: runs the TUI tests live and rewrites the recording.
 # Snapshot failures in that run are expected when the vectors changed: look at them, then update.
 record-embeddings: install
-	-CLAWMEM_RECORD_EMBEDDINGS=1 $(BIN)/python -m pytest -q tests/tui
+	-CLAWMEM_RECORD_EMBEDDINGS=fresh $(BIN)/python -m pytest -q tests/tui
 	@echo "recorded tests/fixtures/tui-embeddings.npz; now run make test and review any snapshot that changed"
 
 screenshots: install

@@ -23,7 +23,7 @@ from engine.config import load_settings
 from engine.embed import select
 from engine.facade import MemoryEngine
 from tests.conftest import FIXTURES
-from tests.tui.recorded_embeddings import RECORD, RecordedProvider, Recording
+from tests.tui.recorded_embeddings import FRESH, RECORD, RecordedProvider, Recording
 from tui.app import ClawmemApp
 
 SNAP_ROOT = Path("/tmp/clawmem-tui-tests")
@@ -60,7 +60,7 @@ def _recording() -> Iterator[Recording]:
         mp.setattr(select, "_load", lambda *a, **k: RecordedProvider(load(*a, **k), recording))
         yield recording
     if RECORD:
-        recording.save()
+        recording.save(fresh=FRESH)
 
 
 @pytest.fixture(autouse=True)

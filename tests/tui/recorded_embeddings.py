@@ -1,16 +1,17 @@
 """The real model's vectors, recorded once and replayed in the TUI tests.
 
 Why a replay: the snapshots show scores to three decimals, and llama.cpp's vectors differ in
-their last digits from one CPU to the next (its SIMD kernels sum in another order), so a score
-of 0.3815 draws as 0.382 on one machine and 0.381 on another and the snapshot fails on a
-machine it was not drawn on. The engine tests run the model live; the TUI tests draw screens,
+their last digits from one CPU to the next (its SIMD kernels sum in another order); through the
+calibration's z-scores a shown score moved by up to 0.009 between two machines, and seven
+search snapshots drawn on one failed on the other. The engine tests run the model live; the TUI tests draw screens,
 so they read the vectors the real model (``multilingual-e5-small-q4_0``) gave for every text
 they embed, stored in ``tests/fixtures/tui-embeddings.npz`` with the model's provider key.
 
 A text missing from the recording is embedded live (the test still runs) and reported: the
-test then fails with the command that records it (``make record-embeddings``). Recording runs
-the TUI tests with ``CLAWMEM_RECORD_EMBEDDINGS=1`` and rewrites the file with exactly the
-texts they embedded.
+test then fails with the command that records it (``make record-embeddings``). That target runs
+all the TUI tests with ``CLAWMEM_RECORD_EMBEDDINGS=fresh`` and rewrites the file with exactly
+the texts they embedded; ``=1`` adds what a run embeds and keeps the rest (for running a few
+tests: a subset never drops what the others need).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ import numpy as np
 from engine.embed.provider import EmbeddingProvider, Vector, provider_key
 
 RECORDING = Path(__file__).resolve().parent.parent / "fixtures" / "tui-embeddings.npz"
-RECORD = os.environ.get("CLAWMEM_RECORD_EMBEDDINGS") == "1"
+RECORD = os.environ.get("CLAWMEM_RECORD_EMBEDDINGS") in ("1", "fresh")
+FRESH = os.environ.get("CLAWMEM_RECORD_EMBEDDINGS") == "fresh"
 
 
 def text_key(kind: str, text: str) -> str:
@@ -49,9 +51,11 @@ class Recording:
         # test can edit a file mid-pass) and draws no scores: it embeds live and records nothing.
         self.live = False
 
-    def save(self) -> None:
-        keys = sorted(self.used)
-        vectors = np.stack([self.used[k] for k in keys]).astype(np.float32) if keys else np.zeros((0, 0), np.float32)
+    def save(self, *, fresh: bool) -> None:
+        """Write what was used (``fresh``), or everything known: the file's vectors and the new."""
+        keep = self.used if fresh else self.vectors
+        keys = sorted(keep)
+        vectors = np.stack([keep[k] for k in keys]).astype(np.float32) if keys else np.zeros((0, 0), np.float32)
         tmp = self.path.with_suffix(".tmp.npz")
         np.savez_compressed(tmp, provider_key=np.array(self.key), keys=np.array(keys), vectors=vectors)
         tmp.replace(self.path)
@@ -67,10 +71,12 @@ class RecordedProvider:
         self.model = real.model
         self.dims = real.dims
         real_key = provider_key(real)
-        if recording.key and recording.key != real_key and not RECORD:
-            raise RuntimeError(
-                f"{recording.path.name} was recorded with another model or settings: run `make record-embeddings`"
-            )
+        if recording.key and recording.key != real_key:
+            if not RECORD:
+                raise RuntimeError(
+                    f"{recording.path.name} was recorded with another model or settings: run `make record-embeddings`"
+                )
+            recording.vectors.clear()  # recording anew: none of the other model's vectors is kept
         recording.key = real_key
 
     def __getattr__(self, name: str) -> object:  # loaded, load, …: the real provider's
