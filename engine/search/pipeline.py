@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import apsw
 import numpy as np
@@ -510,16 +510,20 @@ class _DatedDiaries:
         return tuple(f"{s.label()} ({s.phrase})" for s in self.spans)
 
 
+# A scored candidate: its chunk, its score factors, the score shown, why it is left out (or None).
+_Item = tuple[_Cand, _Score, float, str | None]
+
+
 class _Order:
     """The final order of the live hits (exact tiers 3 → 2 → 1, then the rest; MMR within each
     group), produced only as far as it is read: each read goes on from where the last stopped,
     and every item keeps its 1-based rank within its group. ``items`` are all of them, in any
     order: what a read looks for is counted there first, so it stops when the last is found."""
 
-    def __init__(self, items: Sequence[Any], groups: Sequence[Iterable[Any]]) -> None:
+    def __init__(self, items: Sequence[_Item], groups: Sequence[Iterable[_Item]]) -> None:
         self._items = items
         self._source = ((x, i + 1) for g in groups for i, x in enumerate(g))
-        self._read: list[tuple[Any, int]] = []
+        self._read: list[tuple[_Item, int]] = []
 
     def _more(self) -> bool:
         nxt = next(self._source, None)
@@ -528,10 +532,10 @@ class _Order:
         self._read.append(nxt)
         return True
 
-    def first(self, wanted: Callable[[Any], bool], k: int) -> list[Any]:
+    def first(self, wanted: Callable[[_Item], bool], k: int) -> list[_Item]:
         """The first ``k`` items in order that are ``wanted`` (fewer when fewer are)."""
         k = min(k, sum(1 for x in self._items if wanted(x)))
-        out: list[Any] = []
+        out: list[_Item] = []
         i = 0
         while len(out) < k and (i < len(self._read) or self._more()):
             x = self._read[i][0]
@@ -793,16 +797,14 @@ def run_search(
         scored.append((c, bd, public, excluded))
 
     # ---- order: exact tiers 3 → 2 → 1 first, then the rest; MMR within each group (hybrid)
-    Item = tuple[_Cand, _Score, float, str | None]
-
-    def key(item: Item) -> tuple[float, float, str, int, int]:
+    def key(item: _Item) -> tuple[float, float, str, int, int]:
         c, bd, public, _ = item
         return (-public, -bd.pre_threshold, c.path, c.start_line, c.end_line)
 
-    def tier_key(item: Item) -> tuple[float, str, int]:
+    def tier_key(item: _Item) -> tuple[float, str, int]:
         return (-item[1].pre_threshold, item[0].path, item[0].start_line)
 
-    def openclaw_key(item: Item) -> tuple[object, ...]:
+    def openclaw_key(item: _Item) -> tuple[object, ...]:
         """OpenClaw 2026.9.6: score, ranking score, lexical rank, path, lines (hybrid); keyword-only
         breaks score ties by text score, then path score (non-exact hits)."""
         c, bd, public, _ = item
@@ -821,7 +823,7 @@ def run_search(
     ]
     groups.append(sorted((x for x in live if x[1].path_tier == 0), key=openclaw_key if openclaw else key))
 
-    def in_order(group: list[Item]) -> Iterable[Item]:
+    def in_order(group: list[_Item]) -> Iterable[_Item]:
         if not (s.mmr_enabled and mode == "hybrid" and len(group) > 1):
             return group
         if openclaw:
@@ -870,7 +872,7 @@ def run_search(
     # Each shown hit's MMR rank: the order is read on until every one of them has its place.
     mmr_rank = order.ranks({x[0].id for x in (*selected, *near) if x[3] is None})
 
-    def to_hit(item: Item, passed: bool, returned: bool) -> SearchHit:
+    def to_hit(item: _Item, passed: bool, returned: bool) -> SearchHit:
         c, bd, public, excluded = item
         m = meta[c.id]
         return SearchHit(
