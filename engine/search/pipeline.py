@@ -848,11 +848,10 @@ def run_search(
     order = _Order(live, [in_order(g) for g in groups])
 
     # ---- threshold (after decay and importance), the keyword rescue, spare-capacity fill
-    strict = order.first(lambda x: x[2] >= req.min_score, req.max_results)
-    selected = list(strict)
+    selected = order.first(lambda x: x[2] >= req.min_score, req.max_results)
     rescue = False
     if keyword_hits and len(selected) < req.max_results:
-        if not strict:
+        if not selected:  # nothing passed the threshold
             selected = order.first(lambda x: x[0].kw is not None and x[2] >= 0, req.max_results)
             rescue = bool(selected)
         elif not (openclaw and mode == "fts-only"):  # OpenClaw's keyword-only search does not fill

@@ -181,18 +181,6 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 T = TypeVar("T")
 
 
-def mmr_order(
-    items: Sequence[T],
-    relevance: Callable[[T], float],
-    tokens: Callable[[T], frozenset[str]],
-    lam: float,
-    *,
-    exact_ties: bool = False,
-) -> list[T]:
-    """Items reordered by Maximal Marginal Relevance (scores untouched): all of :func:`mmr_picks`."""
-    return list(mmr_picks(items, relevance, tokens, lam, exact_ties=exact_ties))
-
-
 def mmr_picks(
     items: Sequence[T],
     relevance: Callable[[T], float],

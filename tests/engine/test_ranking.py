@@ -14,7 +14,7 @@ from engine.search.ranking import (
     diary_age_days,
     importance_factor,
     jaccard,
-    mmr_order,
+    mmr_picks,
     openclaw_age_days,
     openclaw_snippet_tokens,
     project_factor,
@@ -88,10 +88,10 @@ def test_mmr_reorders_near_duplicates_without_changing_scores() -> None:
         ("d", 0.50, "deploys on tuesday"),
     ]
     # normalised relevance a 1.0, b 0.975, c 0.875, d 0: b is 5/6 similar to a, c is new
-    ordered = mmr_order(items, relevance=lambda x: x[1], tokens=lambda x: snippet_tokens(x[2]), lam=0.7)
+    ordered = list(mmr_picks(items, relevance=lambda x: x[1], tokens=lambda x: snippet_tokens(x[2]), lam=0.7))
     assert [x[0] for x in ordered] == ["a", "c", "b", "d"]
     assert sorted(x[1] for x in ordered) == [0.50, 0.85, 0.89, 0.90]  # scores untouched
-    plain = mmr_order(items, relevance=lambda x: x[1], tokens=lambda x: snippet_tokens(x[2]), lam=1.0)
+    plain = list(mmr_picks(items, relevance=lambda x: x[1], tokens=lambda x: snippet_tokens(x[2]), lam=1.0))
     assert [x[0] for x in plain] == ["a", "b", "c", "d"]
 
 
@@ -130,9 +130,9 @@ def test_openclaw_mmr_tokens_and_ties() -> None:
     # After p, r1 and r2 have the same MMR value (0.5·0.5 − 0 = 0.5·0.75 − 0.5·0.25): OpenClaw
     # takes the higher score (r2); the default rule keeps list order (r1).
     items = [("p", 1.0, {"a"}), ("r1", 0.5, {"b"}), ("r2", 0.75, {"a", "c", "d", "e"}), ("z", 0.0, {"z"})]
-    tied = mmr_order(items, relevance=lambda x: x[1], tokens=lambda x: frozenset(x[2]), lam=0.5, exact_ties=True)
+    tied = list(mmr_picks(items, relevance=lambda x: x[1], tokens=lambda x: frozenset(x[2]), lam=0.5, exact_ties=True))
     assert [x[0] for x in tied] == ["p", "r2", "r1", "z"]
-    first = mmr_order(items, relevance=lambda x: x[1], tokens=lambda x: frozenset(x[2]), lam=0.5)
+    first = list(mmr_picks(items, relevance=lambda x: x[1], tokens=lambda x: frozenset(x[2]), lam=0.5))
     assert [x[0] for x in first] == ["p", "r1", "r2", "z"]
 
 
@@ -154,7 +154,7 @@ def test_the_jaccard_matrix_equals_jaccard_for_every_pair() -> None:
 
 
 def _greedy_reference(rel: list[float], sets: list[frozenset[str]], lam: float, exact_ties: bool) -> list[int]:
-    """MMR straight from its definition, one Python comparison at a time (the rules of mmr_order)."""
+    """MMR straight from its definition, one Python comparison at a time (the rules of mmr_picks)."""
     lo, hi = min(rel), max(rel)
     norm = [(r - lo) / (hi - lo) if hi > lo else 1.0 for r in rel]
     order: list[int] = []
@@ -176,8 +176,8 @@ def _greedy_reference(rel: list[float], sets: list[frozenset[str]], lam: float, 
     return order
 
 
-def test_mmr_order_is_the_greedy_definition_on_random_candidates() -> None:
-    # mmr_order keeps every item's value up to date with array operations; the order must be the
+def test_mmr_picks_follow_the_greedy_definition_on_random_candidates() -> None:
+    # mmr_picks keeps every item's value up to date with array operations; the order must be the
     # definition's, ties included (repeated relevances, identical and empty token sets).
     rng = random.Random(11)
     words = [f"w{i}" for i in range(25)]
@@ -190,7 +190,9 @@ def test_mmr_order_is_the_greedy_definition_on_random_candidates() -> None:
         items = list(range(n))
         for lam in (0.7, 0.5, 1.0):
             for ties in (False, True):
-                got = mmr_order(items, relevance=rel.__getitem__, tokens=sets.__getitem__, lam=lam, exact_ties=ties)
+                got = list(
+                    mmr_picks(items, relevance=rel.__getitem__, tokens=sets.__getitem__, lam=lam, exact_ties=ties)
+                )
                 assert got == _greedy_reference(rel, sets, lam, ties), (trial, lam, ties)
 
 

@@ -3,9 +3,10 @@
 Why a replay: the snapshots show scores to three decimals, and llama.cpp's vectors differ in
 their last digits from one CPU to the next (its SIMD kernels sum in another order); through the
 calibration's z-scores a shown score moved by up to 0.009 between two machines, and seven
-search snapshots drawn on one failed on the other. The engine tests run the model live; the TUI tests draw screens,
-so they read the vectors the real model (``multilingual-e5-small-q4_0``) gave for every text
-they embed, stored in ``tests/fixtures/tui-embeddings.npz`` with the model's provider key.
+search snapshots drawn on one failed on the other. The engine tests run the model live; the
+TUI tests draw screens, so they read the vectors the real model (``multilingual-e5-small-q4_0``)
+gave for every text they embed, stored in ``tests/fixtures/tui-embeddings.npz`` with the
+model's provider key.
 
 A text missing from the recording is embedded live (the test still runs) and reported: the
 test then fails with the command that records it (``make record-embeddings``). That target runs
@@ -85,13 +86,16 @@ class RecordedProvider:
     def cache_key(self) -> dict[str, object]:
         return self._real.cache_key()
 
+    def _live(self, kind: str, text: str) -> Vector:
+        return self._real.embed_query(text) if kind == "query" else self._real.embed_passages([text])[0]
+
     def _vector(self, kind: str, text: str) -> Vector:
         if self._recording.live:
-            return self._real.embed_query(text) if kind == "query" else self._real.embed_passages([text])[0]
+            return self._live(kind, text)
         key = text_key(kind, text)
         vec = self._recording.vectors.get(key)
         if vec is None:
-            vec = self._real.embed_query(text) if kind == "query" else self._real.embed_passages([text])[0]
+            vec = self._live(kind, text)
             if not RECORD:
                 self._recording.missing.append(f"{kind} {text[:60]!r}")
             self._recording.vectors[key] = vec
