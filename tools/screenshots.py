@@ -31,12 +31,12 @@ os.environ.setdefault("CLAWMEM_MODELS_DIR", str(ROOT / ".cache" / "models"))
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
 from textual.pilot import Pilot  # noqa: E402
-from textual.worker import WorkerState  # noqa: E402
 
 from engine.config import Settings, load_settings  # noqa: E402
 from engine.facade import MemoryEngine  # noqa: E402
 from tui.app import ClawmemApp  # noqa: E402
 from tui.demo import write_demo  # noqa: E402
+from tui.settle import settle  # noqa: E402
 
 SESSIONS = ROOT / "tests" / "fixtures" / "sessions"
 HZ, LINGYIN = "sess-hz-01", "sess-lingyin-02"
@@ -52,15 +52,6 @@ OUT = ROOT / "screenshots"
 BASE = Path("/tmp/clawmem-demo")  # a fixed path: it shows in the status bar
 SIZE = (140, 40)
 CONFIG = "[tui]\nshow_timings = false\ncursor_blink = false\nwatch = false\n"
-
-
-async def settle(pilot: Pilot[object], seconds: float = 0.6) -> None:
-    await pilot.pause(seconds)
-    for _ in range(400):
-        if not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers):
-            break
-        await pilot.pause(0.05)
-    await pilot.pause(0.2)
 
 
 async def shot_memory(pilot: Pilot[object]) -> None:

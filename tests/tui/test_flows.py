@@ -10,23 +10,19 @@ import apsw
 from textual.message import Message
 from textual.pilot import Pilot
 from textual.widgets import Checkbox, DataTable, Input, Label, SelectionList, TabbedContent, TextArea
-from textual.worker import WorkerState
 
 from tests.conftest import FIXTURES
 from tui.app import ClawmemApp
 from tui.messages import FilesChanged, IndexProgress
 from tui.screens.memory import MemoryPane
 from tui.screens.search import SearchPane
+from tui.settle import settle as settle_app
 from tui.widgets.breakdown import BreakdownPanel
 
 
 async def settle(pilot: Pilot[object], seconds: float = 0.3) -> None:
-    await pilot.pause(seconds)
-    for _ in range(400):
-        if not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers):
-            break
-        await pilot.pause(0.05)
-    await pilot.pause(0.1)
+    """The app still (workers done, tables measured); a flow goes on sooner than a snapshot."""
+    await settle_app(pilot, seconds)
 
 
 async def wait_for(pilot: Pilot[object], condition: Callable[[], bool], timeout: float = 5.0) -> bool:

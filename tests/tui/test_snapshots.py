@@ -10,22 +10,12 @@ from collections.abc import Callable
 
 import pytest
 from textual.pilot import Pilot
-from textual.worker import WorkerState
 
 from tui.app import ClawmemApp
 from tui.messages import IndexProgress
+from tui.settle import settle
 
 SIZES = [pytest.param((100, 30), id="100x30"), pytest.param((160, 45), id="160x45")]
-
-
-async def settle(pilot: Pilot[object], seconds: float = 0.6) -> None:
-    """Wait until every worker has finished (cancelled ones included) and the screen settled."""
-    await pilot.pause(seconds)
-    for _ in range(400):
-        if not any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in pilot.app.workers):
-            break
-        await pilot.pause(0.05)
-    await pilot.pause(0.2)
 
 
 @pytest.mark.parametrize("size", SIZES)
