@@ -49,11 +49,12 @@ from engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
 from engine.workspace.entries import entry_statuses
 
 CANDIDATE_WINDOW = 200  # OpenClaw 2026.9.6: every leg ranks a 200-wide window; results are cut at the end
-# Calibrated scoring: a window of 8 × max results per leg (at least 64), the spec's own KNN factor.
-# On the bilingual fixture and LoCoMo it returns the same rankings as 200 (bench/RESULTS.md), and
-# MMR, which is quadratic in the candidates, gets a third of them.
-CALIBRATED_WINDOW_PER_RESULT = 8
-CALIBRATED_WINDOW_MIN = 64
+# Calibrated scoring: every leg ranks 64 candidates (8 × the default 6 results, the spec's own KNN
+# factor, rounded up), more only when more results are asked for. On the bilingual fixture and
+# LoCoMo it returns the same rankings as 200 (bench/RESULTS.md), and MMR, which is quadratic in
+# the candidates, gets a third of them. The window does not grow with max_results below 64, so
+# asking for more results extends the list and never reorders or rescores its head.
+CALIBRATED_WINDOW = 64
 PROBE_MAX_SHARE = 0.10  # calibrated scoring: keyword probes skip terms in more than this share of chunks
 PROBE_MAX_WINDOWS = 32  # … or in more chunks than this many candidate windows (see probe_match_limit)
 # The query is embedded, and ranked against the in-memory vectors, on its own thread while the
@@ -571,7 +572,7 @@ def run_search(
     window = (
         CANDIDATE_WINDOW
         if req.scoring == "openclaw"
-        else min(CANDIDATE_WINDOW, max(CALIBRATED_WINDOW_MIN, CALIBRATED_WINDOW_PER_RESULT * req.max_results))
+        else min(CANDIDATE_WINDOW, max(CALIBRATED_WINDOW, req.max_results))
     )
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -712,6 +713,7 @@ def run_search(
         )
 
     openclaw = req.scoring == "openclaw"
+    covers = not openclaw and mode == "hybrid"  # every candidate's keyword part is its coverage
     scored: list[tuple[_Cand, _Score, float, str | None]] = []
     lexical: dict[str, float] = {}  # openclaw hybrid: a substring-only body hit's rank when content is 0
     for c in cands.values():
@@ -734,7 +736,9 @@ def run_search(
         tier = exact_tier(query, c.path) if openclaw else (kw.exact_tier if kw else 0)
         dm = dated.match_of(c.path, c.source, c.text) if dated.weight else None
         if kw is None:
-            k = dated.keyword(concept_coverage(concepts, c.text, weights), dm) if dm else 0.0
+            # Calibrated hybrid: the keyword part is what the text covers, whichever leg brought
+            # it, so a chunk's score never depends on a probe it was not in the window of.
+            k = dated.keyword(concept_coverage(concepts, c.text, weights), dm) if covers or dm else 0.0
         elif kw.has_body and not openclaw:
             k = coverage_of[c.id] if c.id in coverage_of else concept_coverage(concepts, c.text, weights)
             k = dated.keyword(k, dm)

@@ -68,8 +68,10 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
         kw_note = f"bm25 {b.keyword_raw:.2f}, boosted"
     elif "keyword" in hit.legs:
         kw_note = f"substring match · covers {b.keyword * 100:.0f} % of the query"
-    elif b.keyword > 0 and b.date_match:
-        kw_note = f"no word matched · its date covers {b.keyword * 100:.0f} % of the query"
+    elif b.keyword > 0:  # calibrated: the text's coverage, though no keyword probe brought it
+        found = "its date" if "date" in hit.legs and "vector" not in hit.legs else "meaning"
+        with_date = " with its date" if b.date_match else ""
+        kw_note = f"covers {b.keyword * 100:.0f} % of the query{with_date} · found by {found}, not by a keyword probe"
     else:
         kw_note = "path match" if b.path_tier or "path" in hit.legs else "no keyword match"
     table.add_row("keyword", bar(b.keyword, style="magenta"), _n(b.keyword, 2), Text(kw_note, style="dim"))
