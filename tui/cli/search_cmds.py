@@ -13,6 +13,7 @@ from engine.search.dates import REPORT_DAYS
 from engine.search.pipeline import LINE_WEIGHT
 from engine.search.types import SearchHit, SearchResponse
 from tui.cli import common
+from tui.score_notes import keyword_note
 
 SCORINGS = ("calibrated", "openclaw")
 LINE_FORMULA = f"vector = {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·line"
@@ -177,7 +178,7 @@ def _f(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def explain_lines(hit: SearchHit, ages_from_dates: bool = False) -> list[str]:
+def explain_lines(hit: SearchHit, scoring: str, ages_from_dates: bool = False) -> list[str]:
     b = hit.breakdown
     since = "from the dates asked" if ages_from_dates else "old"
     age = "evergreen" if b.age_days is None else f"{b.age_days:.1f} d {since}"
@@ -194,7 +195,7 @@ def explain_lines(hit: SearchHit, ages_from_dates: bool = False) -> list[str]:
             if b.line is not None
             else []
         ),
-        ("keyword", f"{_f(b.keyword)}  (bm25 {_f(b.keyword_raw, 2)})"),
+        ("keyword", f"{_f(b.keyword)}  ({keyword_note(hit, scoring)})"),
         *([("date", f"{_f(b.date_match, 2)}  ({DATE_NOTE})")] if b.date_match is not None else []),
         ("content", f"{_f(b.content)}  = 0.7·vector + 0.3·keyword" + ("  → (1+c)/2 exact path" if b.path_tier else "")),
         ("decay", f"× {_f(b.decay)}  (age {age})"),
@@ -227,14 +228,14 @@ def _one_line(text: str, width: int = 72) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def print_hit(hit: SearchHit, explain: bool, ages_from_dates: bool = False) -> None:
+def print_hit(hit: SearchHit, explain: bool, scoring: str, ages_from_dates: bool = False) -> None:
     flag = " [superseded]" if hit.status == "superseded" else ""
     origin = f" [{hit.provenance.origin_class}]" if hit.provenance.origin_class in ("untrusted", "system") else ""
     source = " [session transcript]" if hit.source == "sessions" else ""
     print(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}{source}{flag}{origin}")
     print(hit.snippet.strip())
     if explain:
-        print("\n".join(explain_lines(hit, ages_from_dates)))
+        print("\n".join(explain_lines(hit, scoring, ages_from_dates)))
     print()
 
 
@@ -284,12 +285,12 @@ def cmd_search(args: argparse.Namespace) -> int:
     elif response.threshold_rescue:
         print(f"(no hit reached the {threshold} threshold; showing the keyword hits below it instead)")
     for hit in response.results:
-        print_hit(hit, args.explain, response.ages_from_dates)
+        print_hit(hit, args.explain, response.scoring, response.ages_from_dates)
     if args.explain or args.near_misses:
         if response.near_misses:
             print(f"— near-misses (below {threshold}) —")
             for hit in response.near_misses:
-                print_hit(hit, args.explain, response.ages_from_dates)
+                print_hit(hit, args.explain, response.scoring, response.ages_from_dates)
         if args.explain:
             summary = f"mode {response.mode} · scoring {response.scoring} · {response.model}"
             summary += f" · sources {', '.join(sources)}"

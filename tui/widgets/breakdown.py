@@ -12,6 +12,7 @@ from textual.widgets import Static
 from engine.search.dates import REPORT_DAYS
 from engine.search.pipeline import LINE_WEIGHT
 from engine.search.types import SearchHit, SearchResponse
+from tui.score_notes import keyword_note
 
 BAR_WIDTH = 12
 TIER = {3: "full path", 2: "file name", 1: "file stem"}
@@ -62,18 +63,7 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
             _n(b.line_vector, 2),
             Text(f"line {b.line} · cosine {_n(b.line_cosine)}" + (f" · “{quote}”" if quote else ""), style="dim"),
         )
-    if b.keyword_raw is not None and response.scoring == "calibrated":
-        kw_note = f"covers {b.keyword * 100:.0f} % of the query · bm25 {b.keyword_raw:.2f}"
-    elif b.keyword_raw is not None:
-        kw_note = f"bm25 {b.keyword_raw:.2f}, boosted"
-    elif "keyword" in hit.legs:
-        kw_note = f"substring match · covers {b.keyword * 100:.0f} % of the query"
-    elif b.keyword > 0:  # calibrated: the text's coverage, though no keyword probe brought it
-        found = "its date" if "date" in hit.legs and "vector" not in hit.legs else "meaning"
-        with_date = " with its date" if b.date_match else ""
-        kw_note = f"covers {b.keyword * 100:.0f} % of the query{with_date} · found by {found}, not by a keyword probe"
-    else:
-        kw_note = "path match" if b.path_tier or "path" in hit.legs else "no keyword match"
+    kw_note = keyword_note(hit, response.scoring)
     table.add_row("keyword", bar(b.keyword, style="magenta"), _n(b.keyword, 2), Text(kw_note, style="dim"))
     if b.date_match is not None:
         table.add_row(
