@@ -50,7 +50,7 @@ from engine.workspace.entries import entry_statuses
 
 CANDIDATE_WINDOW = 200  # OpenClaw 2026.9.6: every leg ranks a 200-wide window; results are cut at the end
 # Calibrated scoring: every leg ranks 64 candidates (8 × the default 6 results, the spec's own KNN
-# factor, rounded up), more only when more results are asked for. On the bilingual fixture and
+# factor, rounded up), more only when more than 64 results are asked for. On the bilingual fixture and
 # LoCoMo it returns the same rankings as 200 (bench/RESULTS.md), and MMR, which is quadratic in
 # the candidates, gets a third of them. The window does not grow with max_results below 64, so
 # asking for more results extends the list and never reorders or rescores its head.
