@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import statistics
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -740,9 +741,12 @@ def test_reading_the_order_lazily_gives_the_answer_of_the_whole_order(
     assert any(left_unread)  # the lazy reading did stop early on some searches
 
 
-def maria_workspace(root: Path) -> Path:
+@pytest.fixture(scope="module")
+def maria_engine(tmp_path_factory: pytest.TempPathFactory, default_model_path: Path) -> Iterator[MemoryEngine]:
     """90 one-line notes that all name Maria (more than the 64-wide window and a tenth of the
-    chunks, so "maria" is not probed), two of them about her car."""
+    chunks, so "maria" is not probed), two of them about her car; indexed once for the module."""
+    root = tmp_path_factory.mktemp("maria")
+    (root / "home").mkdir()
     ws = root / "ws"
     (ws / "memory").mkdir(parents=True)
     doings = (
@@ -764,52 +768,42 @@ def maria_workspace(root: Path) -> Path:
         elif i == 61:
             text = "Maria's car broke down on the highway."
         (ws / "memory" / f"note-{i:03d}.md").write_text(f"# Note {i}\n\n{text}\n")
-    return ws
+    engine = MemoryEngine(make_settings(root / "home", ws))
+    engine.sync()
+    yield engine
+    engine.close()
 
 
-def test_asking_for_more_results_extends_the_list_and_never_rescores_its_head(
-    home: Path, tmp_path: Path, default_model_path: Path
-) -> None:
+def test_asking_for_more_results_extends_the_list_and_never_rescores_its_head(maria_engine: MemoryEngine) -> None:
     """A search's first k results, their scores and breakdowns are the same whether k or 40
     results are asked for: the candidate window, and with it which terms are too common to
     probe ("maria", in every note), does not grow with max_results (below 64)."""
-    engine = MemoryEngine(make_settings(home, maria_workspace(tmp_path)))
-    try:
-        engine.sync()
-        # The first search reads sqlite-vec, later ones the in-memory matrix, whose float32
-        # cosines can differ in the last digit: compare searches that all read the matrix.
-        engine.search("warm up", record=False)
-        queries = ("When did Maria donate her car?", "Maria's pottery class", "What did Maria plant?")
-        for query, scoring in itertools.product(queries, ("calibrated", "openclaw")):
-            longest = engine.search(query, max_results=40, min_score=0.0, scoring=scoring, record=False)
-            assert len(longest.results) == 40
-            for k in (1, 6, 20):
-                head = engine.search(query, max_results=k, min_score=0.0, scoring=scoring, record=False)
-                assert [(h.chunk_id, h.score, h.breakdown) for h in head.results] == [
-                    (h.chunk_id, h.score, h.breakdown) for h in longest.results[:k]
-                ], (query, scoring, k)
-    finally:
-        engine.close()
+    engine = maria_engine
+    # The first search reads sqlite-vec, later ones the in-memory matrix, whose float32
+    # cosines can differ in the last digit: compare searches that all read the matrix.
+    engine.search("warm up", record=False)
+    queries = ("When did Maria donate her car?", "Maria's pottery class", "What did Maria plant?")
+    for query, scoring in itertools.product(queries, ("calibrated", "openclaw")):
+        longest = engine.search(query, max_results=40, min_score=0.0, scoring=scoring, record=False)
+        assert len(longest.results) == 40
+        for k in (1, 6, 20):
+            head = engine.search(query, max_results=k, min_score=0.0, scoring=scoring, record=False)
+            assert [(h.chunk_id, h.score, h.breakdown) for h in head.results] == [
+                (h.chunk_id, h.score, h.breakdown) for h in longest.results[:k]
+            ], (query, scoring, k)
 
 
-def test_a_hit_found_by_meaning_alone_gets_the_keyword_credit_its_text_has(
-    home: Path, tmp_path: Path, default_model_path: Path
-) -> None:
+def test_a_hit_found_by_meaning_alone_gets_the_keyword_credit_its_text_has(maria_engine: MemoryEngine) -> None:
     """Every note names Maria, too common to probe: the notes no probe brought ("car" did bring
     two) still cover that part of the question, as the keyword hits do, so the breakdown never
     says "keyword 0" beside a snippet that holds a word of the query."""
-    engine = MemoryEngine(make_settings(home, maria_workspace(tmp_path)))
-    try:
-        engine.sync()
-        r = engine.search("When did Maria donate her car?", max_results=20, min_score=0.0, record=False)
-        assert r.keyword_probes_skipped == ("maria",)
-        by_meaning = [h for h in r.results if h.legs == ("vector",)]
-        by_word = [h for h in r.results if "keyword" in h.legs]
-        assert by_meaning and {h.path for h in by_word} == {"memory/note-017.md", "memory/note-061.md"}
-        assert r.results[0].path == "memory/note-017.md"
-        maria_only = {h.breakdown.keyword for h in by_meaning}
-        assert len(maria_only) == 1 and 0 < maria_only.pop() < min(h.breakdown.keyword for h in by_word)
-        vector_only = engine.search("When did Maria donate her car?", legs="vector", record=False)
-        assert all(h.breakdown.keyword == 0 for h in vector_only.results)  # vector-only mode: no keyword part
-    finally:
-        engine.close()
+    r = maria_engine.search("When did Maria donate her car?", max_results=20, min_score=0.0, record=False)
+    assert r.keyword_probes_skipped == ("maria",)
+    by_meaning = [h for h in r.results if h.legs == ("vector",)]
+    by_word = [h for h in r.results if "keyword" in h.legs]
+    assert by_meaning and {h.path for h in by_word} == {"memory/note-017.md", "memory/note-061.md"}
+    assert r.results[0].path == "memory/note-017.md"
+    maria_only = {h.breakdown.keyword for h in by_meaning}
+    assert len(maria_only) == 1 and 0 < maria_only.pop() < min(h.breakdown.keyword for h in by_word)
+    vector_only = maria_engine.search("When did Maria donate her car?", legs="vector", record=False)
+    assert all(h.breakdown.keyword == 0 for h in vector_only.results)  # vector-only mode: no keyword part
