@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 
 .PHONY: install demo test lint typecheck screenshots record-embeddings bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)

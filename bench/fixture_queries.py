@@ -26,8 +26,8 @@ QUERIES = json.loads((ROOT / "tests" / "fixtures" / "queries.json").read_text(en
 os.environ["CLAWMEM_NOW"] = QUERIES["now"]
 os.environ["CLAWMEM_TZ"] = "UTC"
 
-from engine.config import load_settings  # noqa: E402
-from engine.facade import MemoryEngine  # noqa: E402
+from clawmem.engine.config import load_settings  # noqa: E402
+from clawmem.engine.facade import MemoryEngine  # noqa: E402
 
 MODES = {
     "calibrated": {"scoring": "calibrated", "legs": "hybrid"},

@@ -57,12 +57,13 @@ def _threads_from_argv() -> str:
 
 os.environ["CLAWMEM_THREADS"] = _threads_from_argv()
 
+from clawmem.engine.config import load_settings  # noqa: E402
+from clawmem.engine.embed.llama_provider import N_CTX, PREFIX_SCHEMES  # noqa: E402
+from clawmem.engine.facade import MemoryEngine  # noqa: E402
+from clawmem.engine.index.line_evidence import evidence_lines  # noqa: E402
+from clawmem.engine.store import bench_rows  # noqa: E402
+
 from bench.locomo import DATA, build_workspace  # noqa: E402
-from engine.config import load_settings  # noqa: E402
-from engine.embed.llama_provider import N_CTX, PREFIX_SCHEMES  # noqa: E402
-from engine.facade import MemoryEngine  # noqa: E402
-from engine.index.line_evidence import evidence_lines  # noqa: E402
-from engine.store import bench_rows  # noqa: E402
 
 
 def build_corpus(conversations: int) -> Path:
@@ -111,9 +112,8 @@ def raw_run(llm: object, texts: list[str], prefix: str) -> float:
 
 
 def throughput(conversations: int, repeats: int, threads: int) -> dict[str, object]:
+    from clawmem.engine.embed.default_model import ensure_default_model
     from llama_cpp import Llama
-
-    from engine.embed.default_model import ensure_default_model
 
     ws = build_corpus(conversations)
     model_path = ensure_default_model(Path(os.environ["CLAWMEM_MODELS_DIR"]))
@@ -220,10 +220,9 @@ def paired_texts(threads: int, count: int) -> dict[str, object]:
 
     Immune to slow drifts in machine load (each text is embedded by both within a second).
     """
+    from clawmem.engine.embed.default_model import ensure_default_model
+    from clawmem.engine.embed.llama_provider import LlamaEmbeddingProvider
     from llama_cpp import Llama
-
-    from engine.embed.default_model import ensure_default_model
-    from engine.embed.llama_provider import LlamaEmbeddingProvider
 
     path = ensure_default_model(Path(os.environ["CLAWMEM_MODELS_DIR"]))
     provider = LlamaEmbeddingProvider(path, n_threads=threads)

@@ -38,8 +38,8 @@ CACHE = ROOT / "bench" / ".cache" / "locomo"
 os.environ.setdefault("CLAWMEM_MODELS_DIR", str(ROOT / ".cache" / "models"))
 os.environ.setdefault("CLAWMEM_TZ", "UTC")
 
-from engine.config import load_settings  # noqa: E402
-from engine.facade import MemoryEngine  # noqa: E402
+from clawmem.engine.config import load_settings  # noqa: E402
+from clawmem.engine.facade import MemoryEngine  # noqa: E402
 
 MODES = {
     "hybrid (calibrated, default)": {"scoring": "calibrated", "legs": "hybrid"},
@@ -208,7 +208,7 @@ def run_merged(conversations: int, out: Path) -> dict:
     all of them: ~800 chunks, and every other conversation is a distractor. Decay off (the paths
     are not exact ``memory/YYYY-MM-DD.md``, so they are evergreen anyway). Vectors come from the
     per-conversation runs' embedding caches when they exist (same texts, same model)."""
-    from engine.store import bench_rows
+    from clawmem.engine.store import bench_rows
 
     data = json.loads(DATA.read_text(encoding="utf-8"))[:conversations]
     root = CACHE / "merged"

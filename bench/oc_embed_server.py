@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.embed.provider import EmbeddingProvider  # noqa: E402
+from clawmem.engine.embed.provider import EmbeddingProvider  # noqa: E402
 
 
 class EmbedServer(ThreadingHTTPServer):
@@ -105,8 +105,8 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
-    from engine.embed.default_model import ensure_default_model
-    from engine.embed.llama_provider import LlamaEmbeddingProvider
+    from clawmem.engine.embed.default_model import ensure_default_model
+    from clawmem.engine.embed.llama_provider import LlamaEmbeddingProvider
 
     models = Path(os.environ.get("CLAWMEM_MODELS_DIR") or ROOT / ".cache" / "models")
     provider = LlamaEmbeddingProvider(ensure_default_model(models), n_threads=args.threads)

@@ -50,8 +50,8 @@ os.environ["CLAWMEM_NOW"] = NOW
 os.environ["CLAWMEM_TZ"] = "UTC"
 os.environ.setdefault("CLAWMEM_THREADS", "1")
 
-from engine.config import load_settings  # noqa: E402
-from engine.facade import MemoryEngine  # noqa: E402
+from clawmem.engine.config import load_settings  # noqa: E402
+from clawmem.engine.facade import MemoryEngine  # noqa: E402
 
 ANCHOR = Path(os.environ.get("OC_ANCHOR", str(Path.home() / "oc-anchor")))
 OC_PKG = ANCHOR / "node_modules" / "openclaw"

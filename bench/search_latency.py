@@ -68,15 +68,15 @@ else:
     os.environ.setdefault("CLAWMEM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+from clawmem.engine.config import load_settings  # noqa: E402
+from clawmem.engine.facade import MemoryEngine  # noqa: E402
+from clawmem.engine.index.chunking import chunk_id  # noqa: E402
+from clawmem.engine.index.line_evidence import evidence_lines  # noqa: E402
+from clawmem.engine.store import bench_rows, line_vector_rows  # noqa: E402
+from clawmem.engine.store import index_rows as rows  # noqa: E402
+from clawmem.engine.store.schema import ensure_vec_table  # noqa: E402
 
 from bench.locomo import DATA, build_workspace  # noqa: E402
-from engine.config import load_settings  # noqa: E402
-from engine.facade import MemoryEngine  # noqa: E402
-from engine.index.chunking import chunk_id  # noqa: E402
-from engine.index.line_evidence import evidence_lines  # noqa: E402
-from engine.store import bench_rows, line_vector_rows  # noqa: E402
-from engine.store import index_rows as rows  # noqa: E402
-from engine.store.schema import ensure_vec_table  # noqa: E402
 
 MODES = {
     "hybrid calibrated": {"scoring": "calibrated", "legs": "hybrid"},

@@ -39,10 +39,10 @@ os.environ["CLAWMEM_NOW"] = "2026-11-05T09:00:00+00:00"
 os.environ["CLAWMEM_TZ"] = "UTC"
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
-from engine.config import load_settings  # noqa: E402
-from engine.facade import MemoryEngine  # noqa: E402
-from tui.app import ClawmemApp  # noqa: E402
-from tui.screens.memory import EntriesTable, MemoryPane  # noqa: E402
+from clawmem.engine.config import load_settings  # noqa: E402
+from clawmem.engine.facade import MemoryEngine  # noqa: E402
+from clawmem.tui.app import ClawmemApp  # noqa: E402
+from clawmem.tui.screens.memory import EntriesTable, MemoryPane  # noqa: E402
 
 
 def memory_md(rows: int, edited: int | None = None) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from engine.errors import ConfigError
+from clawmem.engine.errors import ConfigError
 
 # --------------------------------------------------------------------------- sections
 

@@ -18,46 +18,53 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import apsw
-
-from engine import memory_get as memget
-from engine import recall, session_index, trust
-from engine.config import Settings
-from engine.embed.provider import EmbeddingProvider, provider_key
-from engine.embed.select import ProviderChoice, select_provider
-from engine.errors import ClawmemError
-from engine.index.chunking import CHUNKING_VERSION
-from engine.index.embedding_pass import EmbedProgress, EmbedStats, embed_pending
-from engine.index.identity import (
+from clawmem.engine import memory_get as memget
+from clawmem.engine import recall
+from clawmem.engine.config import Settings
+from clawmem.engine.embed.provider import EmbeddingProvider, provider_key
+from clawmem.engine.embed.select import ProviderChoice, select_provider
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.index.chunking import CHUNKING_VERSION
+from clawmem.engine.index.embedding_pass import EmbedProgress, EmbedStats, embed_pending
+from clawmem.engine.index.identity import (
     FTS_ONLY_MODEL,
     IndexIdentity,
     scope_hash,
     semantic_only_differences,
 )
-from engine.index.lock import ReindexLock
-from engine.index.rebuild import shadow_rebuild
-from engine.index.sync import EmbedderIdentity, Progress, sync_text
-from engine.index.watcher import ChangeCallback, WorkspaceWatcher
-from engine.search.calibration import SAMPLE_SIZE, Background, build_background
-from engine.search.pipeline import SearchRequest, VectorContext, run_search
-from engine.search.types import MemoryGetResult, SearchResponse
-from engine.search.vector import VectorMatrix, build_matrix
-from engine.store import index_rows as rows
-from engine.store import search_queries
-from engine.store.db import Store
-from engine.store.index_rows import blob_to_vec
-from engine.store.schema import drop_derived, ensure_chunks_fts, ensure_schema, ensure_vec_table, fts_tokenizer_in_use
-from engine.workspace import catalog
-from engine.workspace.catalog import FileInfo, FileSnapshot, SaveResult
-from engine.workspace.entries import Entry
-from engine.workspace.files import MemoryFile, discover
+from clawmem.engine.index.lock import ReindexLock
+from clawmem.engine.index.rebuild import shadow_rebuild
+from clawmem.engine.index.sync import EmbedderIdentity, Progress, sync_text
+from clawmem.engine.index.watcher import ChangeCallback, WorkspaceWatcher
+from clawmem.engine.search.calibration import SAMPLE_SIZE, Background, build_background
+from clawmem.engine.search.pipeline import SearchRequest, VectorContext, run_search
+from clawmem.engine.search.types import MemoryGetResult, SearchResponse
+from clawmem.engine.search.vector import VectorMatrix, build_matrix
+from clawmem.engine.sessions import index as session_index
+from clawmem.engine.sessions import trust
+from clawmem.engine.store import index_rows as rows
+from clawmem.engine.store import search_queries
+from clawmem.engine.store.db import Store
+from clawmem.engine.store.index_rows import blob_to_vec
+from clawmem.engine.store.schema import (
+    drop_derived,
+    ensure_chunks_fts,
+    ensure_schema,
+    ensure_vec_table,
+    fts_tokenizer_in_use,
+)
+from clawmem.engine.workspace import catalog
+from clawmem.engine.workspace.catalog import FileInfo, FileSnapshot, SaveResult
+from clawmem.engine.workspace.entries import Entry
+from clawmem.engine.workspace.files import MemoryFile, discover
 
 if TYPE_CHECKING:
-    from engine.automation import JobService
-    from engine.context import ContextService
-    from engine.dreaming.service import DreamingService
-    from engine.forget import ForgetService
-    from engine.intents import IntentService
-    from engine.sessions import SessionService
+    from clawmem.engine.context.service import ContextService
+    from clawmem.engine.dreaming.service import DreamingService
+    from clawmem.engine.forget.service import ForgetService
+    from clawmem.engine.intents.automation import JobService
+    from clawmem.engine.intents.service import IntentService
+    from clawmem.engine.sessions.service import SessionService
 
 _UNSET = object()
 MATRIX_REBUILD_S = 30.0
@@ -146,37 +153,37 @@ class MemoryEngine:
 
     @cached_property
     def intents(self) -> IntentService:
-        from engine.intents import IntentService
+        from clawmem.engine.intents.service import IntentService
 
         return IntentService(self)
 
     @cached_property
     def jobs(self) -> JobService:
-        from engine.automation import JobService
+        from clawmem.engine.intents.automation import JobService
 
         return JobService(self)
 
     @cached_property
     def dreaming(self) -> DreamingService:
-        from engine.dreaming.service import DreamingService
+        from clawmem.engine.dreaming.service import DreamingService
 
         return DreamingService(self)
 
     @cached_property
     def sessions(self) -> SessionService:
-        from engine.sessions import SessionService
+        from clawmem.engine.sessions.service import SessionService
 
         return SessionService(self)
 
     @cached_property
     def forget(self) -> ForgetService:
-        from engine.forget import ForgetService
+        from clawmem.engine.forget.service import ForgetService
 
         return ForgetService(self)
 
     @cached_property
     def context(self) -> ContextService:
-        from engine.context import ContextService
+        from clawmem.engine.context.service import ContextService
 
         return ContextService(self)
 
@@ -511,7 +518,7 @@ class MemoryEngine:
             warnings.append(f"{choice.error}; keyword-only")
         if legs == "vector" and provider is None:
             raise ClawmemError("vector search needs an embedding model, and none is available")
-        from engine.store.schema import fts_tokenizer_in_use
+        from clawmem.engine.store.schema import fts_tokenizer_in_use
 
         response = run_search(
             conn,

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import ClawmemError
-from engine.paths import resolve_memory_path
-from engine.search.types import MemoryGetResult
-from engine.workspace.reading import FileText, read_memory_text
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.paths import resolve_memory_path
+from clawmem.engine.search.types import MemoryGetResult
+from clawmem.engine.workspace.reading import FileText, read_memory_text
 
 DEFAULT_LINES = 120
 MAX_CHARS = 12_000

@@ -10,7 +10,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path, PurePosixPath
 
-from engine.errors import PathRefused
+from clawmem.engine.errors import PathRefused
 
 CURATED_ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md")
 DREAMS_FILES = ("DREAMS.md", "dreams.md")

@@ -21,13 +21,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import apsw
-
-from engine.config import Clock
-from engine.search.tokens import extract_keywords, has_cjk, query_concepts
-from engine.search.types import SearchHit
-from engine.store import recall_rows as rows
-from engine.store.recall_rows import RecallRow
-from engine.workspace.files import is_short_term_path
+from clawmem.engine.config import Clock
+from clawmem.engine.search.tokens import extract_keywords, has_cjk, query_concepts
+from clawmem.engine.search.types import SearchHit
+from clawmem.engine.store import recall_rows as rows
+from clawmem.engine.store.recall_rows import RecallRow
+from clawmem.engine.workspace.files import is_short_term_path
 
 MAX_ENTRIES = 512
 MAX_SNIPPET = 800

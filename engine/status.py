@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from engine.config import Settings
-from engine.store import index_rows as rows
-from engine.store import line_vector_rows
-from engine.store import status_queries as q
-from engine.store.schema import fts_tokenizer_in_use, vec_table_dims
+from clawmem.engine.config import Settings
+from clawmem.engine.store import index_rows as rows
+from clawmem.engine.store import line_vector_rows
+from clawmem.engine.store import status_queries as q
+from clawmem.engine.store.schema import fts_tokenizer_in_use, vec_table_dims
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,7 @@ def _size(path: Path) -> int:
 
 def build_status(engine: object, *, deep: bool = False) -> StatusReport:
     """Gather the status of ``engine`` (a :class:`engine.facade.MemoryEngine`)."""
-    from engine.facade import MemoryEngine
+    from clawmem.engine.facade import MemoryEngine
 
     assert isinstance(engine, MemoryEngine)
     s: Settings = engine.settings
@@ -231,8 +230,8 @@ def predicted_fallback(settings: Settings) -> tuple[str | None, str | None]:
         return (None, None) if path.is_file() else (None, f"embedding model not found: {path}")
     if emb.provider == "none":
         return None, None
-    from engine.embed.default_model import DEFAULT_MODEL_FILE, EXPECTED_SHA256
-    from engine.embed.filehash import read_sidecar_sha256
+    from clawmem.engine.embed.default_model import DEFAULT_MODEL_FILE, EXPECTED_SHA256
+    from clawmem.engine.embed.filehash import read_sidecar_sha256
 
     models = settings.models_dir
     if read_sidecar_sha256(models / DEFAULT_MODEL_FILE) == EXPECTED_SHA256:
@@ -268,8 +267,8 @@ def json_identity(identity: object) -> dict[str, object]:
 
 
 def _probe(engine: object, conn: object, choice: object) -> DeepProbe:
-    from engine.embed.select import ProviderChoice
-    from engine.facade import MemoryEngine
+    from clawmem.engine.embed.select import ProviderChoice
+    from clawmem.engine.facade import MemoryEngine
 
     assert isinstance(engine, MemoryEngine) and isinstance(choice, ProviderChoice)
     provider = choice.provider

@@ -12,9 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from engine.config import Settings, load_settings
-from engine.facade import MemoryEngine
+from clawmem.engine.config import Settings, load_settings
+from clawmem.engine.facade import MemoryEngine
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -63,7 +62,7 @@ def fts_engine(home: Path, workspace: Path) -> Iterator[MemoryEngine]:
 
 @pytest.fixture(scope="session")
 def default_model_path() -> Path:
-    from engine.embed.default_model import ensure_default_model
+    from clawmem.engine.embed.default_model import ensure_default_model
 
     return ensure_default_model(MODELS_DIR)
 

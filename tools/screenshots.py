@@ -30,13 +30,12 @@ os.environ["CLAWMEM_TZ"] = "UTC"
 os.environ.setdefault("CLAWMEM_MODELS_DIR", str(ROOT / ".cache" / "models"))
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
+from clawmem.engine.config import Settings, load_settings  # noqa: E402
+from clawmem.engine.facade import MemoryEngine  # noqa: E402
+from clawmem.tui.app import ClawmemApp  # noqa: E402
+from clawmem.tui.demo import write_demo  # noqa: E402
+from clawmem.tui.settle import settle  # noqa: E402
 from textual.pilot import Pilot  # noqa: E402
-
-from engine.config import Settings, load_settings  # noqa: E402
-from engine.facade import MemoryEngine  # noqa: E402
-from tui.app import ClawmemApp  # noqa: E402
-from tui.demo import write_demo  # noqa: E402
-from tui.settle import settle  # noqa: E402
 
 SESSIONS = ROOT / "tests" / "fixtures" / "sessions"
 HZ, LINGYIN = "sess-hz-01", "sess-lingyin-02"

@@ -15,6 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.tui.commands import ClawmemCommands
+from clawmem.tui.messages import EditFile, EngineFailed, FilesChanged, IndexChanged, IndexProgress, OpenLocation
+from clawmem.tui.screens.context import ContextPane
+from clawmem.tui.screens.dreams import DreamsPane
+from clawmem.tui.screens.editor import EditorPane
+from clawmem.tui.screens.forget import ForgetPane
+from clawmem.tui.screens.intents import IntentsPane
+from clawmem.tui.screens.memory import MemoryPane
+from clawmem.tui.screens.search import SearchPane
+from clawmem.tui.screens.sessions import SessionsPane
+from clawmem.tui.screens.status import StatusPane
+from clawmem.tui.widgets.status_bar import StatusBar
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -22,21 +36,6 @@ from textual.css.query import NoMatches
 from textual.dom import DOMNode
 from textual.widget import Widget
 from textual.widgets import Footer, TabbedContent, TabPane
-
-from engine.errors import ClawmemError
-from engine.facade import MemoryEngine
-from tui.commands import ClawmemCommands
-from tui.messages import EditFile, EngineFailed, FilesChanged, IndexChanged, IndexProgress, OpenLocation
-from tui.screens.context import ContextPane
-from tui.screens.dreams import DreamsPane
-from tui.screens.editor import EditorPane
-from tui.screens.forget import ForgetPane
-from tui.screens.intents import IntentsPane
-from tui.screens.memory import MemoryPane
-from tui.screens.search import SearchPane
-from tui.screens.sessions import SessionsPane
-from tui.screens.status import StatusPane
-from tui.widgets.status_bar import StatusBar
 
 # (tab id, title, key, pane class) — adding a pane is one line here plus its module.
 PANES: list[tuple[str, str, str, type[Widget]]] = [
@@ -68,10 +67,10 @@ def known_binding_ids() -> set[str]:
     """Every binding id a user can rebind: those of the app, its panes, widgets and modals."""
     import pkgutil
 
-    import tui.modals
+    from clawmem.tui import modals
 
-    for module in pkgutil.iter_modules(tui.modals.__path__):  # modals are imported when opened
-        importlib.import_module(f"tui.modals.{module.name}")
+    for module in pkgutil.iter_modules(modals.__path__):  # modals are imported when opened
+        importlib.import_module(f"{modals.__name__}.{module.name}")
     ids: set[str] = set()
     stack: list[type] = [DOMNode]
     seen: set[type] = set()
@@ -204,7 +203,7 @@ class ClawmemApp(App[int]):
         self.call_after_refresh(self.run_action, action, self.panes[pane])
 
     def action_help(self) -> None:
-        from tui.modals.help import HelpScreen
+        from clawmem.tui.modals.help import HelpScreen
 
         pane = self.screen_stack[0].query_one(TabbedContent).active or "memory"
         self.push_screen(HelpScreen(pane, self))

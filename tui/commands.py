@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from tui.app import ClawmemApp
+    from clawmem.tui.app import ClawmemApp
 
 
 class ClawmemCommands(Provider):

@@ -12,13 +12,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from engine.errors import ClawmemError
-from tui.cli import common
+from clawmem.engine.errors import ClawmemError
+from clawmem.tui.cli import common
 
 
 def _check_demo_root(root: Path) -> None:
     """Refuse a ``--demo DIR`` that cannot hold the demo, without writing anything."""
-    from tui.demo import MARKER
+    from clawmem.tui.demo import MARKER
 
     if root.exists() and not root.is_dir():
         raise ClawmemError(f"--demo {root}: not a directory; give an empty or new directory for the demo")
@@ -35,8 +35,8 @@ def _check_demo_root(root: Path) -> None:
 
 
 def launch_tui(args: argparse.Namespace) -> int:
-    from tui.app import ClawmemApp
-    from tui.demo import write_demo
+    from clawmem.tui.app import ClawmemApp
+    from clawmem.tui.demo import write_demo
 
     root: Path | None = None
     if args.demo is not None and args.demo:

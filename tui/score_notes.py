@@ -3,7 +3,7 @@ and `clawmem search --explain`, so both say the same thing (no Rich here: the CL
 
 from __future__ import annotations
 
-from engine.search.types import SearchHit
+from clawmem.engine.search.types import SearchHit
 
 
 def keyword_note(hit: SearchHit, scoring: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.status import StatusReport
+from clawmem.engine.status import StatusReport
 
 
 def _bytes(n: int) -> str:

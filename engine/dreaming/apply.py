@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import ClawmemError, ConflictError
-from engine.workspace.reading import decode_memory_bytes, sha256_bytes
-from engine.workspace.writes import MISSING, WriteResult, encode_text, replace_file
+from clawmem.engine.errors import ClawmemError, ConflictError
+from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
+from clawmem.engine.workspace.writes import MISSING, WriteResult, encode_text, replace_file
 
 
 @dataclass(frozen=True)

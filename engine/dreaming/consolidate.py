@@ -30,9 +30,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.dreaming.budget import compact_for_budget
-from engine.recall import normalize_snippet
-from engine.workspace.annotations import extract_project_keys
+from clawmem.engine.dreaming.budget import compact_for_budget
+from clawmem.engine.recall import normalize_snippet
+from clawmem.engine.workspace.annotations import extract_project_keys
 
 PROMOTION_MARKER_PREFIX = "openclaw-memory-promotion:"
 CHARS_PER_TOKEN = 4

@@ -39,7 +39,7 @@ def consolidation_eligible(path: str, origin_class: str, session_kind: str) -> b
 def phase_excluded(path: str, origin_class: str, session_kind: str, file_origin: str | None) -> bool:
     """Left out of Light and REM (and of Deep's ranking): a blocked origin — the entry's own or its
     file's, whichever is less trusted — or a session-derived entry from a non-interactive session."""
-    from engine.recall import least_trusted
+    from clawmem.engine.recall import least_trusted
 
     origin = least_trusted(origin_class, file_origin) if file_origin else origin_class
     return origin_blocked(origin) or session_blocked(path, session_kind)

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engine.recall import normalize_snippet
+from clawmem.engine.recall import normalize_snippet
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s+(.*?))?\s*#*\s*$")
 _LIST = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
@@ -71,7 +71,7 @@ def _clean(text: str) -> str:
 
 
 def _specific_heading(line: str) -> str | None:
-    from engine.dreaming.ingest import _generic_heading
+    from clawmem.engine.dreaming.ingest import _generic_heading
 
     m = _HEADING.match(line)
     if not m:

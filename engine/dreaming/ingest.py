@@ -18,11 +18,10 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import apsw
-
-from engine.config import Clock
-from engine.recall import DailyClaim, record_daily
-from engine.store import dreaming_rows
-from engine.workspace.reading import FileText, read_memory_text
+from clawmem.engine.config import Clock
+from clawmem.engine.recall import DailyClaim, record_daily
+from clawmem.engine.store import dreaming_rows
+from clawmem.engine.workspace.reading import FileText, read_memory_text
 
 DAILY_INGESTION_SCORE = 0.62
 MAX_SNIPPET_CHARS = 280

@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.dreaming.eligibility import phase_excluded
-from engine.dreaming.models import LightReport, StagedEntry
-from engine.dreaming.similarity import text_similarity
-from engine.dreaming.times import DAY_MS
-from engine.store.recall_rows import RecallRow
+from clawmem.engine.dreaming.eligibility import phase_excluded
+from clawmem.engine.dreaming.models import LightReport, StagedEntry
+from clawmem.engine.dreaming.similarity import text_similarity
+from clawmem.engine.dreaming.times import DAY_MS
+from clawmem.engine.store.recall_rows import RecallRow
 
 DIARY_COVERAGE_SIMILARITY = 0.35
 DIARY_HISTORY_LIMIT = 4

@@ -2,7 +2,7 @@
 
 When MEMORY.md gains an entry from a candidate with session lineage, clawmem reserves
 ``memory_entry_origins`` rows keyed by the promotion candidate key, so a later lineage forget can
-find the promoted entry. Lineage comes from flush provenance (:mod:`engine.flush`): the
+find the promoted entry. Lineage comes from flush provenance (:mod:`engine.sessions.flush`): the
 candidate's line range in its source file is matched against the file's segments as they sit in
 the current bytes (a session-memory note is one segment; a flush into ``memory/<date>.md`` is
 another), and every session whose segment overlaps the range is an origin. Forgotten
@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine import trust
-from engine.store import recall_rows
-from engine.store import sessions_rows as srows
+from clawmem.engine.sessions import trust
+from clawmem.engine.store import recall_rows
+from clawmem.engine.store import sessions_rows as srows
 
 if TYPE_CHECKING:
-    from engine.facade import MemoryEngine
+    from clawmem.engine.facade import MemoryEngine
 
 
 @dataclass(frozen=True)

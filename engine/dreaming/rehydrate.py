@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.recall import normalize_snippet
-from engine.workspace.annotations import extract_project_keys, find_supersedes
-from engine.workspace.reading import decode_memory_bytes, sha256_bytes
+from clawmem.engine.recall import normalize_snippet
+from clawmem.engine.workspace.annotations import extract_project_keys, find_supersedes
+from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
 
 _COMMENT = re.compile(r"<!--[\s\S]*?-->")
 _LIST_MARKER = re.compile(r"^(?:\d+\.\s+|[-*+]\s+)")
@@ -58,7 +58,7 @@ def _fence_lines(lines: list[str]) -> list[bool]:
 
 
 def _heading_lookup(lines: list[str]) -> list[str | None]:
-    from engine.dreaming.ingest import _generic_heading
+    from clawmem.engine.dreaming.ingest import _generic_heading
 
     out: list[str | None] = [None] * (len(lines) + 1)
     current: str | None = None

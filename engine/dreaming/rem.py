@@ -18,10 +18,17 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from engine.dreaming.eligibility import phase_excluded
-from engine.dreaming.light import Merged, dedupe, display_snippet, lookback_cutoff, source_exists, within_lookback
-from engine.dreaming.models import RemReport, Theme, Truth
-from engine.store.recall_rows import RecallRow
+from clawmem.engine.dreaming.eligibility import phase_excluded
+from clawmem.engine.dreaming.light import (
+    Merged,
+    dedupe,
+    display_snippet,
+    lookback_cutoff,
+    source_exists,
+    within_lookback,
+)
+from clawmem.engine.dreaming.models import RemReport, Theme, Truth
+from clawmem.engine.store.recall_rows import RecallRow
 
 TRUTH_DEDUPE = 0.88
 TRUTH_MIN_CONFIDENCE = 0.45

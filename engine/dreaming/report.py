@@ -25,9 +25,9 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from engine.errors import ConflictError
-from engine.workspace.reading import decode_memory_bytes, sha256_bytes
-from engine.workspace.writes import MISSING, encode_text, replace_file
+from clawmem.engine.errors import ConflictError
+from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
+from clawmem.engine.workspace.writes import MISSING, encode_text, replace_file
 
 DIARY_START = "<!-- openclaw:dreaming:diary:start -->"
 DIARY_END = "<!-- openclaw:dreaming:diary:end -->"

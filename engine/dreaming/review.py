@@ -12,12 +12,11 @@ from dataclasses import asdict
 from typing import Any
 
 import apsw
-
-from engine.dreaming.models import Components, Operation, Proposal
-from engine.dreaming.times import iso_ms
-from engine.errors import ClawmemError
-from engine.store import dreaming_rows
-from engine.store.dreaming_rows import ProposalRow
+from clawmem.engine.dreaming.models import Components, Operation, Proposal
+from clawmem.engine.dreaming.times import iso_ms
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.store import dreaming_rows
+from clawmem.engine.store.dreaming_rows import ProposalRow
 
 STATUSES = ("pending", "applied", "rejected", "stale", "reverted", "superseded-by-newer")
 

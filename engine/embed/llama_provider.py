@@ -34,12 +34,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from engine.config import default_threads
-from engine.embed import model_card
-from engine.embed.filehash import file_sha256, read_sidecar_sha256
-from engine.embed.provider import Vector
-from engine.errors import ModelError
+from clawmem.engine.config import default_threads
+from clawmem.engine.embed import model_card
+from clawmem.engine.embed.filehash import file_sha256, read_sidecar_sha256
+from clawmem.engine.embed.provider import Vector
+from clawmem.engine.errors import ModelError
 
 __all__ = [
     "DEFAULT_E5_PREFIX_SCHEME",

@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.config import Settings, default_threads
-from engine.embed.provider import EmbeddingProvider
-from engine.errors import ModelError
+from clawmem.engine.config import Settings, default_threads
+from clawmem.engine.embed.provider import EmbeddingProvider
+from clawmem.engine.errors import ModelError
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def select_provider(settings: Settings, progress: Callable[[str], None] | None =
     if emb.provider == "none":
         return ProviderChoice(None, "none", False, None)
     try:
-        from engine.embed.default_model import ensure_default_model
+        from clawmem.engine.embed.default_model import ensure_default_model
 
         path = ensure_default_model(settings.models_dir, progress=progress)
         provider = _load(path, threads, emb.prefix_scheme, settings.models_dir, progress)
@@ -59,7 +59,7 @@ def _load(
 ) -> EmbeddingProvider:
     """The provider, lazy when ``models_dir`` holds the file's card (engine.embed.model_card):
     a run that embeds nothing then never loads the model. ``progress`` hears when it loads."""
-    from engine.embed.llama_provider import LlamaEmbeddingProvider
+    from clawmem.engine.embed.llama_provider import LlamaEmbeddingProvider
 
     kwargs: dict[str, object] = {"n_threads": threads, "card_dir": models_dir / "cards"}
     if progress is not None:

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from engine.workspace.annotations import (
+from clawmem.engine.workspace.annotations import (
     NEUTRAL_METADATA,
     RecallMetadata,
     extract_recall_metadata,

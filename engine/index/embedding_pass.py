@@ -16,12 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import apsw
-
-from engine.config import Clock
-from engine.embed.provider import EmbeddingProvider
-from engine.index.line_evidence import embed_pending_lines
-from engine.index.sync import EmbedderIdentity
-from engine.store import index_rows as rows
+from clawmem.engine.config import Clock
+from clawmem.engine.embed.provider import EmbeddingProvider
+from clawmem.engine.index.line_evidence import embed_pending_lines
+from clawmem.engine.index.sync import EmbedderIdentity
+from clawmem.engine.store import index_rows as rows
 
 EmbedProgress = Callable[[int, int], None]  # (chunks done, chunks pending at start); lines: (texts done, pending)
 

@@ -24,11 +24,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import apsw
-
-from engine.embed.provider import EmbeddingProvider
-from engine.index.sync import EmbedderIdentity
-from engine.store import index_rows
-from engine.store import line_vector_rows as lines_rows
+from clawmem.engine.embed.provider import EmbeddingProvider
+from clawmem.engine.index.sync import EmbedderIdentity
+from clawmem.engine.store import index_rows
+from clawmem.engine.store import line_vector_rows as lines_rows
 
 MIN_LINES = 2  # a chunk of one content line: its chunk vector is that line's
 MAX_LINES = 64  # a chunk of many short lines: the first 64 (a 400-token chunk rarely has more)

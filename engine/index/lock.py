@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from engine.errors import IndexBusy
+from clawmem.engine.errors import IndexBusy
 
 
 class ReindexLock:

@@ -20,15 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
-
-from engine.config import Clock, Settings
-from engine.errors import ClawmemError
-from engine.index.identity import IndexIdentity
-from engine.index.sync import EmbedderIdentity, OriginResolver, Progress, TextSyncStats, default_origin, sync_text
-from engine.store import index_rows as rows
-from engine.store import shadow
-from engine.store.shadow import RebuildRaced  # noqa: F401 - re-exported
-from engine.workspace.files import MemoryFile
+from clawmem.engine.config import Clock, Settings
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.index.identity import IndexIdentity
+from clawmem.engine.index.sync import (
+    EmbedderIdentity,
+    OriginResolver,
+    Progress,
+    TextSyncStats,
+    default_origin,
+    sync_text,
+)
+from clawmem.engine.store import index_rows as rows
+from clawmem.engine.store import shadow
+from clawmem.engine.store.shadow import RebuildRaced  # noqa: F401 - re-exported
+from clawmem.engine.workspace.files import MemoryFile
 
 
 class RebuildCancelled(ClawmemError):

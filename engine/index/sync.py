@@ -15,13 +15,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import apsw
-
-from engine.config import Clock, Settings
-from engine.index.chunking import chunk_id, chunk_memory_file
-from engine.store import index_rows as rows
-from engine.workspace.annotations import find_supersedes
-from engine.workspace.files import MemoryFile
-from engine.workspace.reading import FileText, read_memory_text
+from clawmem.engine.config import Clock, Settings
+from clawmem.engine.index.chunking import chunk_id, chunk_memory_file
+from clawmem.engine.store import index_rows as rows
+from clawmem.engine.workspace.annotations import find_supersedes
+from clawmem.engine.workspace.files import MemoryFile
+from clawmem.engine.workspace.reading import FileText, read_memory_text
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 OriginResolver = Callable[[MemoryFile, int, int], str]  # (file, start_line, end_line) -> class

@@ -11,10 +11,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from clawmem.engine.paths import CURATED_ROOT_FILES, DREAMS_FILES
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
-
-from engine.paths import CURATED_ROOT_FILES, DREAMS_FILES
 
 ChangeCallback = Callable[[set[str]], None]
 

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from engine.workspace.files import EXACT_DIARY
+from clawmem.engine.workspace.files import EXACT_DIARY
 
 __all__ = ["REPORT_DAYS", "DateSpan", "date_match", "diary_date", "query_dates"]
 

@@ -21,12 +21,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import apsw
-
-from engine.paths import normalize_for_match
-from engine.search.tokens import content_tokens, extract_keywords, lower_tokens, nfc, query_tokens
-from engine.store import search_queries as q
-from engine.store import word_index
-from engine.store.index_rows import IndexState
+from clawmem.engine.paths import normalize_for_match
+from clawmem.engine.search.tokens import content_tokens, extract_keywords, lower_tokens, nfc, query_tokens
+from clawmem.engine.store import search_queries as q
+from clawmem.engine.store import word_index
+from clawmem.engine.store.index_rows import IndexState
 
 KEYWORD_FALLBACK_TERMS = 6
 EXACT_PATH_LIMIT = 200

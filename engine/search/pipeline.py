@@ -22,14 +22,13 @@ from typing import NamedTuple
 
 import apsw
 import numpy as np
-
-from engine.config import SearchSettings, Settings
-from engine.embed.provider import EmbeddingProvider, Vector
-from engine.index.line_evidence import evidence_lines
-from engine.search import calibration as cal
-from engine.search.dates import REPORT_DAYS, DateSpan, date_match, diary_date, query_dates
-from engine.search.keyword import KeywordHit, exact_tier, keyword_leg
-from engine.search.ranking import (
+from clawmem.engine.config import SearchSettings, Settings
+from clawmem.engine.embed.provider import EmbeddingProvider, Vector
+from clawmem.engine.index.line_evidence import evidence_lines
+from clawmem.engine.search import calibration as cal
+from clawmem.engine.search.dates import REPORT_DAYS, DateSpan, date_match, diary_date, query_dates
+from clawmem.engine.search.keyword import KeywordHit, exact_tier, keyword_leg
+from clawmem.engine.search.ranking import (
     decay_factor,
     diary_age_days,
     importance_factor,
@@ -40,13 +39,13 @@ from engine.search.ranking import (
     project_factor,
     snippet_tokens,
 )
-from engine.search.tokens import concept_coverage, query_concepts
-from engine.search.types import Provenance, ScoreBreakdown, SearchHit, SearchResponse
-from engine.search.vector import VectorMatrix, cosines_for, matrix_cosines, matrix_hits, matrix_top, vector_leg
-from engine.store import line_vector_rows, word_index
-from engine.store import search_queries as q
-from engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
-from engine.workspace.entries import entry_statuses
+from clawmem.engine.search.tokens import concept_coverage, query_concepts
+from clawmem.engine.search.types import Provenance, ScoreBreakdown, SearchHit, SearchResponse
+from clawmem.engine.search.vector import VectorMatrix, cosines_for, matrix_cosines, matrix_hits, matrix_top, vector_leg
+from clawmem.engine.store import line_vector_rows, word_index
+from clawmem.engine.store import search_queries as q
+from clawmem.engine.workspace.annotations import INVALID_PROJECT_ANNOTATION
+from clawmem.engine.workspace.entries import entry_statuses
 
 CANDIDATE_WINDOW = 200  # OpenClaw 2026.9.6: every leg ranks a 200-wide window; results are cut at the end
 # Calibrated scoring: every leg ranks 64 candidates (8 × the default 6 results, the spec's own KNN

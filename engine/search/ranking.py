@@ -23,8 +23,7 @@ from functools import lru_cache
 from typing import TypeVar
 
 import numpy as np
-
-from engine.search.dates import diary_date
+from clawmem.engine.search.dates import diary_date
 
 LN2 = math.log(2)
 PROJECT_MATCH = 1.15

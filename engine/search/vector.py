@@ -11,9 +11,8 @@ from dataclasses import dataclass
 
 import apsw
 import numpy as np
-
-from engine.store import search_queries as q
-from engine.store.index_rows import blob_to_vec, vec_to_blob
+from clawmem.engine.store import search_queries as q
+from clawmem.engine.store.index_rows import blob_to_vec, vec_to_blob
 
 KNN_OVERSAMPLE = 8
 MAX_KNN_K = 4096

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import apsw
-
-from engine.errors import ClawmemError, DatabaseLocked
-from engine.store import bm25, cjk_index
+from clawmem.engine.errors import ClawmemError, DatabaseLocked
+from clawmem.engine.store import bm25, cjk_index
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -95,7 +94,7 @@ class Store:
         self._all: list[apsw.Connection] = []
         self.vec_error: str | None = None
         conn = self.conn()  # open once now so errors surface early
-        from engine.store.schema import ensure_schema
+        from clawmem.engine.store.schema import ensure_schema
 
         with _usable(path, self.close):
             ensure_schema(conn)  # writes only when a component is behind

@@ -6,7 +6,7 @@ None of these is derived: proposals, preimages and rejections are the user's rev
 
 from __future__ import annotations
 
-from engine.store.schema import _sql, register_component
+from clawmem.engine.store.schema import _sql, register_component
 
 DREAMING_V1 = """
 CREATE TABLE IF NOT EXISTS dreaming_runs (

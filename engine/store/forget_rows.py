@@ -12,9 +12,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import apsw
-
-from engine.store import index_rows, line_vector_rows
-from engine.store.schema import vec_table_dims
+from clawmem.engine.store import index_rows, line_vector_rows
+from clawmem.engine.store.schema import vec_table_dims
 
 
 def _table_exists(conn: apsw.Connection, name: str) -> bool:

@@ -8,9 +8,8 @@ from typing import Any
 
 import apsw
 import numpy as np
-
-from engine.store import cjk_index, word_index
-from engine.store.schema import vec_table_dims
+from clawmem.engine.store import cjk_index, word_index
+from clawmem.engine.store.schema import vec_table_dims
 
 
 def vec_to_blob(vec: np.ndarray) -> bytes:

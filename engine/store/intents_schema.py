@@ -12,7 +12,7 @@ intent fired, also after it was cancelled or ran out. Rows are never deleted.
 
 from __future__ import annotations
 
-from engine.store.schema import _sql, register_component
+from clawmem.engine.store.schema import _sql, register_component
 
 INTENTS_V1 = """
 CREATE TABLE IF NOT EXISTS standing_intents (

@@ -7,7 +7,7 @@ zone the schedule is read in. ``automation_job_runs`` is the run history (never 
 
 from __future__ import annotations
 
-from engine.store.schema import _sql, register_component
+from clawmem.engine.store.schema import _sql, register_component
 
 JOBS_V1 = """
 CREATE TABLE IF NOT EXISTS automation_jobs (

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import apsw
 import numpy as np
-
-from engine.store import index_rows
+from clawmem.engine.store import index_rows
 
 TABLE = "memory_index_line_vectors"
 

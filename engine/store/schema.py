@@ -207,7 +207,7 @@ CREATE TABLE IF NOT EXISTS memory_short_term_recall_events (
 
 def _index_v2(conn: apsw.Connection) -> None:
     """The CJK bigram index beside the trigram FTS table (see engine/store/cjk_index.py)."""
-    from engine.store import cjk_index
+    from clawmem.engine.store import cjk_index
 
     conn.execute(cjk_index.create_sql())
     if fts_tokenizer_in_use(conn) is not None:
@@ -249,7 +249,7 @@ def _index_v3(conn: apsw.Connection) -> None:
 
 def _index_v4(conn: apsw.Connection) -> None:
     """The word index beside the trigram FTS table (see engine/store/word_index.py)."""
-    from engine.store import word_index
+    from clawmem.engine.store import word_index
 
     conn.execute(word_index.create_sql())
     if fts_tokenizer_in_use(conn) is not None:
@@ -258,7 +258,7 @@ def _index_v4(conn: apsw.Connection) -> None:
 
 def _index_v5(conn: apsw.Connection) -> None:
     """Line vectors beside the chunk vectors (see engine/store/line_vector_rows.py)."""
-    from engine.store import line_vector_rows
+    from clawmem.engine.store import line_vector_rows
 
     conn.execute(line_vector_rows.CREATE_SQL)
 
@@ -410,8 +410,8 @@ def _load_feature_schemas() -> None:
     import importlib
     import pkgutil
 
-    import engine.store as pkg
+    from clawmem.engine import store as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
         if info.name.endswith("_schema"):
-            importlib.import_module(f"engine.store.{info.name}")
+            importlib.import_module(f"{pkg.__name__}.{info.name}")

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 import apsw
-
-from engine.store import bm25, cjk_index, index_rows, word_index
-from engine.store.schema import vec_table_dims
+from clawmem.engine.store import bm25, cjk_index, index_rows, word_index
+from clawmem.engine.store.schema import vec_table_dims
 
 FTS = "memory_index_chunks_fts"
 

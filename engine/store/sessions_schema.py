@@ -16,7 +16,7 @@ None of these is derived: ``reset`` never touches them. Times are epoch millisec
 
 from __future__ import annotations
 
-from engine.store.schema import _sql, register_component
+from clawmem.engine.store.schema import _sql, register_component
 
 SESSIONS_V1 = """
 CREATE TABLE IF NOT EXISTS session_windows (

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import apsw
-
-from engine.errors import ClawmemError
-from engine.store import cjk_index, word_index
-from engine.store import index_rows as rows
-from engine.store.db import open_connection
-from engine.store.schema import ensure_chunks_fts, ensure_schema, ensure_vec_table, fts_tokenizer_in_use
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.store import cjk_index, word_index
+from clawmem.engine.store import index_rows as rows
+from clawmem.engine.store.db import open_connection
+from clawmem.engine.store.schema import ensure_chunks_fts, ensure_schema, ensure_vec_table, fts_tokenizer_in_use
 
 
 class RebuildRaced(ClawmemError):

@@ -12,12 +12,12 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import ClawmemError, ConflictError
-from engine.paths import resolve_memory_path
-from engine.workspace.entries import Entry, parse_entries
-from engine.workspace.files import MemoryFile, discover
-from engine.workspace.reading import FileText, read_memory_text, sha256_bytes
-from engine.workspace.writes import MISSING, encode_text, replace_file
+from clawmem.engine.errors import ClawmemError, ConflictError
+from clawmem.engine.paths import resolve_memory_path
+from clawmem.engine.workspace.entries import Entry, parse_entries
+from clawmem.engine.workspace.files import MemoryFile, discover
+from clawmem.engine.workspace.reading import FileText, read_memory_text, sha256_bytes
+from clawmem.engine.workspace.writes import MISSING, encode_text, replace_file
 
 MAX_EDIT_BYTES = 16 * 1024 * 1024
 

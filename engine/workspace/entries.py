@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from markdown_it import MarkdownIt
-
-from engine.workspace.annotations import (
+from clawmem.engine.workspace.annotations import (
     INVALID_PROJECT_ANNOTATION,
     LINEAGE_MARKER,
     OBSERVED_MARKER,
@@ -25,6 +23,7 @@ from engine.workspace.annotations import (
     find_supersedes,
     strip_all_markers,
 )
+from markdown_it import MarkdownIt
 
 
 @dataclass(frozen=True)
@@ -191,7 +190,7 @@ def entry_statuses(path: Path, rel: str) -> dict[int, str]:
     Search uses it to mark a hit superseded: the marker line sits above the bullet, often in
     the previous chunk, so the chunk text alone cannot tell.
     """
-    from engine.workspace.reading import FileText, read_memory_text
+    from clawmem.engine.workspace.reading import FileText, read_memory_text
 
     try:
         st = path.stat()

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.paths import CURATED_ROOT_FILES, DREAMS_FILES
+from clawmem.engine.paths import CURATED_ROOT_FILES, DREAMS_FILES
 
 DATED_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-(.+))?\.md$")
 EXACT_DIARY = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")

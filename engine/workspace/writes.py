@@ -16,8 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import ConflictError
-from engine.workspace.reading import BOM, sha256_bytes
+from clawmem.engine.errors import ConflictError
+from clawmem.engine.workspace.reading import BOM, sha256_bytes
 
 MISSING = "missing"  # expected_sha256 value meaning "the file must not exist yet"
 

@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from engine.errors import ClawmemError
-from tui.cli import common, context_cmds
+from clawmem.engine.errors import ClawmemError
+from clawmem.tui.cli import common, context_cmds
 
 
 def parser() -> argparse.ArgumentParser:
@@ -84,7 +83,7 @@ def test_context_group_kind_explains_why_memory_is_missing(
 def test_bad_flag_values_are_one_line_user_errors(
     home: Path, workspace: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
 ) -> None:
-    from tui.cli import main
+    from clawmem.tui.cli import main
 
     (home / "config.toml").write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
     assert main(["--home", str(home), "--workspace", str(workspace), *argv]) == 1

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from clawmem.tui.cli import main
 
 from tests.engine.test_dreaming import DIARY, DREAM_AT, FACT, QUERIES, write_fact
-from tui.cli import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

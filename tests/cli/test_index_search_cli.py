@@ -7,8 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from tui.cli import main
+from clawmem.tui.cli import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -264,8 +263,7 @@ def test_a_locked_database_can_be_read_and_a_write_fails_in_one_line(
     import time
 
     import apsw
-
-    from engine.store import db
+    from clawmem.engine.store import db
 
     assert run(capsys, *kw, "index")[0] == 0
     database = next(home.glob("agents/*/agent/*.sqlite"))
@@ -438,8 +436,7 @@ def test_a_component_that_is_behind_is_migrated_on_open_and_waits_for_the_lock(
     capsys: pytest.CaptureFixture[str], kw: list[str], home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import apsw
-
-    from engine.store import db, schema
+    from clawmem.engine.store import db, schema
 
     assert run(capsys, *kw, "index")[0] == 0
     database = next(home.glob("agents/*/agent/*.sqlite"))
@@ -462,7 +459,7 @@ def test_a_component_that_is_behind_is_migrated_on_open_and_waits_for_the_lock(
 def test_an_internal_error_is_one_line_even_when_the_log_cannot_be_written_in_the_home(
     capsys: pytest.CaptureFixture[str], kw: list[str], home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tui.cli import index_cmds
+    from clawmem.tui.cli import index_cmds
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("a bug")

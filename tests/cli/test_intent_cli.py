@@ -7,8 +7,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-
-from tui.cli import main
+from clawmem.tui.cli import main
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from clawmem.tui.cli import main
 
 from tests.session_fixture import HZ, LINGYIN
-from tui.cli import main
 
 
 @pytest.fixture

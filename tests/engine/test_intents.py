@@ -10,10 +10,9 @@ from pathlib import Path
 
 import apsw
 import pytest
-
-from engine.errors import ClawmemError
-from engine.facade import MemoryEngine
-from engine.intents import (
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.intents.service import (
     IntentValidationError,
     StandingIntent,
     check_keyword,
@@ -22,6 +21,7 @@ from engine.intents import (
     render_block,
     tokenize,
 )
+
 from tests.conftest import NOW, make_settings
 
 T0 = datetime.fromisoformat(NOW)

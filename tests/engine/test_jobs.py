@@ -9,11 +9,11 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.intents.automation import JobValidationError
+from clawmem.engine.intents.cron import CronError, parse_cron, resolve_wall_time
 
-from engine.automation import JobValidationError
-from engine.cron import CronError, parse_cron, resolve_wall_time
-from engine.errors import ClawmemError
-from engine.facade import MemoryEngine
 from tests.conftest import NOW, make_settings
 
 T0 = datetime.fromisoformat(NOW)  # Thursday 2026-11-05 09:00 UTC

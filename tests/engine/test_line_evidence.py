@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.index.line_evidence import MIN_LINES, evidence_lines
+from clawmem.engine.store import line_vector_rows
+from clawmem.engine.store.schema import DERIVED_TABLES
 
-from engine.facade import MemoryEngine
-from engine.index.line_evidence import MIN_LINES, evidence_lines
-from engine.store import line_vector_rows
-from engine.store.schema import DERIVED_TABLES
 from tests.conftest import make_settings
 
 # A transcript-like diary: one chunk of nine turns, only one of them about the boat trip.
@@ -138,7 +138,7 @@ def test_reset_drops_line_vectors_and_reindexing_restores_them(diary_engine: Mem
 def test_an_interrupted_line_pass_resumes(tmp_path: Path, default_model_path: Path) -> None:
     import threading
 
-    from engine.index.line_evidence import embed_pending_lines
+    from clawmem.engine.index.line_evidence import embed_pending_lines
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
@@ -174,7 +174,7 @@ def test_an_interrupted_line_pass_resumes(tmp_path: Path, default_model_path: Pa
 
 
 def test_forget_deletes_the_line_vectors_of_the_texts_it_forgets(diary_engine: MemoryEngine) -> None:
-    from engine.store import forget_rows
+    from clawmem.engine.store import forget_rows
 
     conn = diary_engine.store.conn()
     diary = [h for (h,) in conn.execute("SELECT hash FROM memory_index_chunks WHERE path LIKE 'memory/%'")]
@@ -216,8 +216,8 @@ def test_line_vectors_off_skips_the_pass_and_the_evidence(tmp_path: Path, defaul
         assert next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_line_vectors")))[0] == 0
         hit = engine.search("who went sailing and fell into the water", record=False, min_score=0.0).results[0]
         assert hit.breakdown.line is None and hit.breakdown.line_vector is None
-        from engine.status import build_status
-        from tui.status_text import line_vectors_text
+        from clawmem.engine.status import build_status
+        from clawmem.tui.status_text import line_vectors_text
 
         status = build_status(engine)
         assert status.line_vectors_waiting == 0 and line_vectors_text(status).startswith("off")

@@ -7,9 +7,8 @@ import random
 from datetime import UTC, datetime
 
 import pytest
-
-from engine.search.keyword import bm25_to_score, exact_tier
-from engine.search.ranking import (
+from clawmem.engine.search.keyword import bm25_to_score, exact_tier
+from clawmem.engine.search.ranking import (
     decay_factor,
     diary_age_days,
     importance_factor,
@@ -140,7 +139,7 @@ def test_the_jaccard_matrix_equals_jaccard_for_every_pair() -> None:
     # MMR's similarities come from one incidence-matrix product over hashed tokens; every pair
     # must get the set definition's value (shared words, CJK bigrams, empty and identical sets;
     # the diagonal is never read).
-    from engine.search.ranking import _jaccard_matrix
+    from clawmem.engine.search.ranking import _jaccard_matrix
 
     rng = random.Random(7)
     words = [f"w{i}" for i in range(60)] + ["返程", "程车", "车票", "ticket"]
@@ -199,7 +198,7 @@ def test_mmr_picks_follow_the_greedy_definition_on_random_candidates() -> None:
 def test_snippets_keep_the_first_utf16_units_and_never_split_a_character() -> None:
     # OpenClaw cuts a snippet at 700 UTF-16 code units: CJK characters are one unit, an emoji
     # (an astral character) is two and is dropped whole when only one unit is left.
-    from engine.search.pipeline import snippet_of
+    from clawmem.engine.search.pipeline import snippet_of
 
     assert snippet_of("short", 10) == "short"
     assert snippet_of("abcdefghijkl", 10) == "abcdefghij"

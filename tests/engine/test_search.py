@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clawmem.engine.errors import ClawmemError, ModelError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.recall import recall_entries
+from clawmem.engine.search.types import SearchHit
+from clawmem.engine.search.vector import vector_leg
 
-from engine.errors import ClawmemError, ModelError
-from engine.facade import MemoryEngine
-from engine.recall import recall_entries
-from engine.search.types import SearchHit
-from engine.search.vector import vector_leg
 from tests.conftest import FIXTURES, make_settings
 
 
@@ -145,7 +145,7 @@ def test_search_uses_the_vectors_that_exist_while_embedding_runs(engine: MemoryE
     total = engine.vector_coverage()[1]
     assert any(f"{total - 8:,} not embedded yet: run `clawmem index`" in w for w in r.warnings), r.warnings
     # While a pass holds the embedding lock (the app's worker, another clawmem), it says so instead.
-    from engine.index.lock import ReindexLock
+    from clawmem.engine.index.lock import ReindexLock
 
     with ReindexLock(engine.settings.agent_dir / "embed.lock"):
         r = engine.search("湖景房", record=False, sync=False)
@@ -229,7 +229,7 @@ def test_openclaw_keyword_mode_returns_only_what_passed(fts_engine: MemoryEngine
 
 def test_in_memory_matrix_matches_sqlite_vec(indexed_engine: MemoryEngine) -> None:
     # Long-lived processes (the app) score vectors from an in-memory matrix: same rows, same cosines.
-    from engine.search.vector import build_matrix, cosines_for, matrix_cosines, matrix_leg
+    from clawmem.engine.search.vector import build_matrix, cosines_for, matrix_cosines, matrix_leg
 
     conn = indexed_engine.store.conn()
     provider = indexed_engine.provider_choice().provider
@@ -362,7 +362,7 @@ def test_a_document_frequency_no_index_answers_is_estimated_from_a_sample_on_lar
     """A two-letter Latin word has no trigram: its document frequency is a LIKE scan of every chunk
     (100 ms at 100k). Above LIKE_SAMPLE chunks it is estimated from the first LIKE_SAMPLE by rowid;
     at or below, or without a chunk count, counted exactly. (The sample is shrunk to 30 here.)"""
-    from engine.store import search_queries
+    from clawmem.engine.store import search_queries
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
@@ -388,10 +388,10 @@ def test_a_document_frequency_no_index_answers_is_estimated_from_a_sample_on_lar
 def test_the_source_filter_keeps_each_source_apart(tmp_path: Path) -> None:
     # Whether another source exists is answered by seeks on the source index: below, between and
     # above the wanted sources; the filter must then keep exactly the wanted rows.
-    from engine.store import index_rows as rows
-    from engine.store import search_queries as q
-    from engine.store.db import Store
-    from engine.store.schema import ensure_chunks_fts
+    from clawmem.engine.store import index_rows as rows
+    from clawmem.engine.store import search_queries as q
+    from clawmem.engine.store.db import Store
+    from clawmem.engine.store.schema import ensure_chunks_fts
 
     conn = Store(tmp_path / "index.sqlite").conn()
     ensure_chunks_fts(conn, "trigram")
@@ -420,7 +420,7 @@ def test_the_source_filter_keeps_each_source_apart(tmp_path: Path) -> None:
 
 
 def test_a_probe_is_only_worth_it_while_its_window_is_a_real_share_of_the_matches() -> None:
-    from engine.search.pipeline import probe_match_limit
+    from clawmem.engine.search.pipeline import probe_match_limit
 
     assert probe_match_limit(25, 64) == 64  # a term rarer than the window is always probed
     assert probe_match_limit(806, 64) == 80  # LoCoMo's size: 10 % of the chunks
@@ -432,8 +432,8 @@ def test_a_probe_is_only_worth_it_while_its_window_is_a_real_share_of_the_matche
 def test_the_calibrated_full_query_ands_content_words_only(fts_engine: MemoryEngine) -> None:
     # "When did … go to the …" ANDs gina, dance and class; with its stop words the AND matches
     # nothing, and the chunk would only come back through a probe per word.
-    from engine.search.keyword import keyword_leg
-    from engine.search.tokens import content_tokens
+    from clawmem.engine.search.keyword import keyword_leg
+    from clawmem.engine.search.tokens import content_tokens
 
     assert content_tokens("When did Gina go to a dance class?") == ["Gina", "dance", "class"]
     assert content_tokens("what is this") == ["what", "is", "this"]  # nothing left: all of them
@@ -460,7 +460,7 @@ def test_the_calibrated_full_query_ands_content_words_only(fts_engine: MemoryEng
 
 
 def test_word_stem_strips_only_plain_english_endings() -> None:
-    from engine.search.tokens import query_concepts, word_stem
+    from clawmem.engine.search.tokens import query_concepts, word_stem
 
     assert word_stem("volunteering") == "volunteer"
     assert word_stem("restoration") == "restor"
@@ -492,8 +492,8 @@ def test_calibrated_keyword_score_credits_a_stem(fts_engine: MemoryEngine) -> No
 def test_bm25_from_known_counts_equals_sqlites_bm25(fts_engine: MemoryEngine) -> None:
     # engine.store.bm25 replaces SQLite's per-statement IDF scans with counts the search has
     # cached; every rank must be the very value bm25() gives, or rankings would drift.
-    from engine.store import bm25
-    from engine.store.search_queries import FTS, body_match, document_frequency
+    from clawmem.engine.store import bm25
+    from clawmem.engine.store.search_queries import FTS, body_match, document_frequency
 
     notes = fts_engine.workspace / "memory" / "2026-10-22.md"
     notes.write_text(
@@ -526,8 +526,8 @@ def test_bm25_from_known_counts_equals_sqlites_bm25(fts_engine: MemoryEngine) ->
 
 
 def test_a_large_match_is_left_to_sqlites_bm25(fts_engine: MemoryEngine, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.store import bm25
-    from engine.store import search_queries as sq
+    from clawmem.engine.store import bm25
+    from clawmem.engine.store import search_queries as sq
 
     fts_engine.sync()
     conn = fts_engine.store.conn()
@@ -547,8 +547,8 @@ def test_an_underestimated_count_never_ranks_more_rows_in_python(
     # Calibrated scoring passes the word index's counts, estimates of the trigram counts: a match
     # they call small may not be. The rows themselves decide, and a large match (an AND through a
     # rarest phrase too) goes to bm25() with the same result as if no count had been given.
-    from engine.store import bm25
-    from engine.store import search_queries as sq
+    from clawmem.engine.store import bm25
+    from clawmem.engine.store import search_queries as sq
 
     fts_engine.sync()
     conn = fts_engine.store.conn()
@@ -566,8 +566,8 @@ def test_an_underestimated_count_never_ranks_more_rows_in_python(
 def test_calibrated_counts_take_english_words_from_the_word_index(fts_engine: MemoryEngine) -> None:
     # The probe filter counts what the probe ranks (the word and its stems); the IDFs count the
     # words that start with the term, as a substring count would ("writ": writing, written).
-    from engine.search.pipeline import _TermCounts
-    from engine.store import search_queries as sq
+    from clawmem.engine.search.pipeline import _TermCounts
+    from clawmem.engine.store import search_queries as sq
 
     note = fts_engine.workspace / "memory" / "2026-10-25.md"
     note.write_text(
@@ -588,8 +588,8 @@ def test_calibrated_counts_take_english_words_from_the_word_index(fts_engine: Me
 def test_an_and_ranked_through_its_rarest_phrase_equals_sqlites_bm25(fts_engine: MemoryEngine) -> None:
     # The AND's rows and ranks come from one statement over its rarest phrase, the other phrases
     # counted in each row's text: every rank must be the value bm25() gives on the AND itself.
-    from engine.store import search_queries as sq
-    from engine.store.search_queries import FTS, document_frequency
+    from clawmem.engine.store import search_queries as sq
+    from clawmem.engine.store.search_queries import FTS, document_frequency
 
     notes = fts_engine.workspace / "memory" / "2026-10-23.md"
     notes.write_text(
@@ -624,7 +624,7 @@ def test_an_and_ranked_through_its_rarest_phrase_equals_sqlites_bm25(fts_engine:
 def test_a_row_folding_onto_ascii_leaves_the_and_to_sqlite(fts_engine: MemoryEngine) -> None:
     # FTS5 folds KELVIN SIGN to "k": "\u212aayak" matches "kayak". Counting in the text would miss
     # it, so such a row makes the statement unsure and body_match ranks the AND itself.
-    from engine.store import search_queries as sq
+    from clawmem.engine.store import search_queries as sq
 
     notes = fts_engine.workspace / "memory" / "2026-10-24.md"
     notes.write_text("# 2026-10-24\n\n- River trip: the \u212aAYAK club met at dawn.\n", encoding="utf-8")
@@ -639,7 +639,7 @@ def test_a_row_folding_onto_ascii_leaves_the_and_to_sqlite(fts_engine: MemoryEng
 
 def test_script_of_tells_a_notes_language_from_its_letters() -> None:
     # The calibration band is chosen by script; markers in comments are machine text.
-    from engine.search.calibration import script_of
+    from clawmem.engine.search.calibration import script_of
 
     assert script_of("- Prefer the lake view room; budget 3,000 RMB.") == "latin"
     assert script_of("2026-10-06 12:30 — 42 / 7") == "mixed"  # no letters at all
@@ -671,10 +671,10 @@ def test_calibrated_probes_match_whole_words_and_their_stems(fts_engine: MemoryE
 
 
 def test_a_word_probe_keeps_to_the_requested_sources(tmp_path: Path) -> None:
-    from engine.store import index_rows as rows
-    from engine.store import search_queries as q
-    from engine.store.db import Store
-    from engine.store.schema import ensure_chunks_fts
+    from clawmem.engine.store import index_rows as rows
+    from clawmem.engine.store import search_queries as q
+    from clawmem.engine.store.db import Store
+    from clawmem.engine.store.schema import ensure_chunks_fts
 
     conn = Store(tmp_path / "index.sqlite").conn()
     ensure_chunks_fts(conn, "trigram")
@@ -697,7 +697,7 @@ def test_reading_the_order_lazily_gives_the_answer_of_the_whole_order(
     # A search reads its MMR order only until it has its results and every near-miss's rank.
     # Reading the whole order first and selecting from it by definition must give the same
     # results, near-misses, ranks and notes.
-    from engine.search import pipeline
+    from clawmem.engine.search import pipeline
 
     queries = [q["query"] for q in json.loads((FIXTURES / "queries.json").read_text(encoding="utf-8"))["queries"]]
 

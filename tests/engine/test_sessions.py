@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.store import sessions_rows as srows
+from clawmem.engine.workspace.files import discover
 
-from engine.errors import ClawmemError
-from engine.facade import MemoryEngine
-from engine.store import sessions_rows as srows
-from engine.workspace.files import discover
 from tests.conftest import make_settings
 from tests.session_fixture import CRON, HZ, LINGYIN
 

@@ -11,11 +11,12 @@ import dataclasses
 import inspect
 from pathlib import Path
 
-from engine import flush, trust
-from engine.config import Settings
-from engine.facade import MemoryEngine
-from engine.trust import EventIn, classify_events
-from engine.workspace.files import MemoryFile, classify
+from clawmem.engine.config import Settings
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.sessions import flush, trust
+from clawmem.engine.sessions.trust import EventIn, classify_events
+from clawmem.engine.workspace.files import MemoryFile, classify
+
 from tests.conftest import make_settings
 from tests.session_fixture import CRON, HZ
 

@@ -6,13 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
-
-from engine.errors import ConflictError, PathRefused
-from engine.paths import resolve_memory_path
-from engine.workspace.entries import parse_entries
-from engine.workspace.files import discover, is_short_term_path
-from engine.workspace.reading import FileText, Skipped, read_memory_text, sha256_bytes
-from engine.workspace.writes import MISSING, append_text, replace_file
+from clawmem.engine.errors import ConflictError, PathRefused
+from clawmem.engine.paths import resolve_memory_path
+from clawmem.engine.workspace.entries import parse_entries
+from clawmem.engine.workspace.files import discover, is_short_term_path
+from clawmem.engine.workspace.reading import FileText, Skipped, read_memory_text, sha256_bytes
+from clawmem.engine.workspace.writes import MISSING, append_text, replace_file
 
 
 def test_discover_classifies_every_kind(workspace: Path) -> None:
@@ -143,7 +142,7 @@ def test_odd_markdown_never_crashes_and_keeps_content() -> None:
 
 
 def test_memory_get_never_cuts_a_line_and_says_when_from_is_past_the_end(tmp_path: Path) -> None:
-    from engine.memory_get import MAX_CHARS, read_lines
+    from clawmem.engine.memory_get import MAX_CHARS, read_lines
 
     (tmp_path / "memory").mkdir()
     long_line = "x" * (MAX_CHARS + 500)

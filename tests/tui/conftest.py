@@ -18,13 +18,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from clawmem.engine.config import load_settings
+from clawmem.engine.embed import select
+from clawmem.engine.facade import MemoryEngine
+from clawmem.tui.app import ClawmemApp
 
-from engine.config import load_settings
-from engine.embed import select
-from engine.facade import MemoryEngine
 from tests.conftest import FIXTURES
 from tests.tui.recorded_embeddings import FRESH, RECORD, RecordedProvider, Recording
-from tui.app import ClawmemApp
 
 SNAP_ROOT = Path("/tmp/clawmem-tui-tests")
 TEST_CONFIG = """

@@ -23,8 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-
-from engine.embed.provider import EmbeddingProvider, Vector, provider_key
+from clawmem.engine.embed.provider import EmbeddingProvider, Vector, provider_key
 
 RECORDING = Path(__file__).resolve().parent.parent / "fixtures" / "tui-embeddings.npz"
 RECORD = os.environ.get("CLAWMEM_RECORD_EMBEDDINGS") in ("1", "fresh")

@@ -11,17 +11,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from clawmem.engine.config import load_settings
+from clawmem.engine.facade import MemoryEngine
+from clawmem.tui.app import ClawmemApp
+from clawmem.tui.modals.reason import ReasonModal
+from clawmem.tui.screens.dreams import DreamsPane
 from rich.console import Console
 from textual.widgets import Input, Markdown, Static
 
-from engine.config import load_settings
-from engine.facade import MemoryEngine
 from tests.tui.conftest import SNAP_ROOT
 from tests.tui.test_flows import settle, wait_for
 from tests.tui.test_snapshots_dreams import FACT, FACT_PATH, SHORT_PATH, fixed_uuids, recall_history
-from tui.app import ClawmemApp
-from tui.modals.reason import ReasonModal
-from tui.screens.dreams import DreamsPane
 
 
 @pytest.fixture

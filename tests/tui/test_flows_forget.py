@@ -9,17 +9,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from clawmem.engine.store import sessions_rows as srows
+from clawmem.tui.app import ClawmemApp
+from clawmem.tui.modals.confirm import ConfirmModal
+from clawmem.tui.modals.import_session import ImportSessionModal
+from clawmem.tui.screens.forget import ForgetPane
+from clawmem.tui.screens.sessions import SessionsPane
 from rich.console import Console
 from textual.widgets import Digits, Input, SelectionList, Static
 
-from engine.store import sessions_rows as srows
 from tests.tui.test_flows import settle, wait_for
 from tests.tui.test_snapshots_sessions import B_FACT, HZ, A, B, session_app  # noqa: F401 (a fixture)
-from tui.app import ClawmemApp
-from tui.modals.confirm import ConfirmModal
-from tui.modals.import_session import ImportSessionModal
-from tui.screens.forget import ForgetPane
-from tui.screens.sessions import SessionsPane
 
 
 def shown(widget: Static, width: int = 200) -> str:

@@ -10,18 +10,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from clawmem.engine.config import load_settings
+from clawmem.engine.facade import MemoryEngine
+from clawmem.tui.app import ClawmemApp
+from clawmem.tui.modals.confirm import ConfirmModal
+from clawmem.tui.modals.intent_form import IntentFormModal, field_for
+from clawmem.tui.screens.intents import IntentsPane, IntentsTable
 from rich.console import Console
 from textual.widgets import Input, Select, Static
 
-from engine.config import load_settings
-from engine.facade import MemoryEngine
 from tests.tui.conftest import SNAP_ROOT
 from tests.tui.test_flows import settle, wait_for
 from tests.tui.test_snapshots_intents import HANGZHOU, intent_history
-from tui.app import ClawmemApp
-from tui.modals.confirm import ConfirmModal
-from tui.modals.intent_form import IntentFormModal, field_for
-from tui.screens.intents import IntentsPane, IntentsTable
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from clawmem.engine.embed.llama_provider import LlamaEmbeddingProvider
+from clawmem.engine.embed.provider import provider_key
 
-from engine.embed.llama_provider import LlamaEmbeddingProvider
-from engine.embed.provider import provider_key
 from tests.tui import recorded_embeddings
 from tests.tui.recorded_embeddings import RecordedProvider, Recording, text_key
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.search.types import SearchHit, SearchResponse
+from clawmem.tui.cli.search_cmds import explain_lines
+from clawmem.tui.widgets.breakdown import render_breakdown
 from rich.console import Console
-
-from engine.facade import MemoryEngine
-from engine.search.types import SearchHit, SearchResponse
-from tui.cli.search_cmds import explain_lines
-from tui.widgets.breakdown import render_breakdown
 
 
 def panel_keyword_row(hit: SearchHit, response: SearchResponse) -> str:

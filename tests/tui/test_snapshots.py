@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from clawmem.tui.app import ClawmemApp
+from clawmem.tui.messages import IndexProgress
+from clawmem.tui.settle import settle
 from textual.pilot import Pilot
-
-from tui.app import ClawmemApp
-from tui.messages import IndexProgress
-from tui.settle import settle
 
 SIZES = [pytest.param((100, 30), id="100x30"), pytest.param((160, 45), id="160x45")]
 

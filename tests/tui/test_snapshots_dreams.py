@@ -19,13 +19,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from clawmem.engine.config import Settings, load_settings
+from clawmem.engine.facade import MemoryEngine
+from clawmem.tui.app import ClawmemApp
 from textual.pilot import Pilot
 
-from engine.config import Settings, load_settings
-from engine.facade import MemoryEngine
 from tests.tui.conftest import SNAP_ROOT
 from tests.tui.test_snapshots import SIZES, settle
-from tui.app import ClawmemApp
 
 FACT_PATH = "memory/2026-11-03-staging.md"
 FACT = "The staging database password rotates every Friday at noon."
@@ -67,13 +67,18 @@ def fixed_uuids(monkeypatch: pytest.MonkeyPatch) -> None:
     the same ones on every run. This is the only stand-in: each of those modules gets its own fixed
     sequence of (valid, distinct) uuids — per module, so that a stray thread of an earlier test
     calling ``uuid.uuid4`` elsewhere cannot shift the sequence."""
-    import engine.automation
-    import engine.dreaming.service
-    import engine.intents
+    from clawmem.engine.dreaming import service as dreaming_service
+    from clawmem.engine.intents import automation
+    from clawmem.engine.intents import service as intents_service
 
-    for module in (engine.intents, engine.automation, engine.dreaming.service):
+    # Each sequence is seeded by the module's name before the engine became feature packages,
+    # so the ids (and the snapshots that show them) did not change with the move.
+    for module, name in (
+        (intents_service, "engine.intents"),
+        (automation, "engine.automation"),
+        (dreaming_service, "engine.dreaming.service"),
+    ):
         counter = itertools.count(1)
-        name = module.__name__
 
         def fake_uuid4(counter: itertools.count[int] = counter, name: str = name) -> uuid.UUID:
             return uuid.UUID(bytes=hashlib.sha1(f"{name}-{next(counter)}".encode()).digest()[:16], version=4)

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from clawmem.tui.app import ClawmemApp
+from clawmem.tui.modals.confirm import ConfirmModal
+from clawmem.tui.screens.forget import ForgetPane
 from textual.pilot import Pilot
 
 from tests.tui.test_snapshots import SIZES, settle
 from tests.tui.test_snapshots_sessions import B, session_app  # noqa: F401 (a fixture)
-from tui.app import ClawmemApp
-from tui.modals.confirm import ConfirmModal
-from tui.screens.forget import ForgetPane
 
 
 async def plan_for_b(pilot: Pilot[object]) -> ForgetPane:

@@ -15,15 +15,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from clawmem.engine.config import Settings, load_settings
+from clawmem.engine.facade import MemoryEngine
+from clawmem.tui.app import ClawmemApp
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from engine.config import Settings, load_settings
-from engine.facade import MemoryEngine
 from tests.tui.conftest import SNAP_ROOT
 from tests.tui.test_snapshots import SIZES, settle
 from tests.tui.test_snapshots_dreams import fixed_uuids
-from tui.app import ClawmemApp
 
 HANGZHOU = "下周末去杭州，记得提醒我订返程车票"
 

@@ -20,14 +20,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from clawmem.engine.config import Settings, load_settings
+from clawmem.engine.facade import MemoryEngine
+from clawmem.tui.app import ClawmemApp
 from textual.pilot import Pilot
 
-from engine.config import Settings, load_settings
-from engine.facade import MemoryEngine
 from tests.session_fixture import A_FACT, AFTER, B_FACT, CRON, DREAM_AT, HZ, LINGYIN, RECALLS, A, B
 from tests.tui.conftest import SNAP_ROOT
 from tests.tui.test_snapshots import SIZES, settle
-from tui.app import ClawmemApp
 
 
 def at(settings: Settings, now: str) -> MemoryEngine:

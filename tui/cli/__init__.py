@@ -12,13 +12,12 @@ import sys
 from collections.abc import Sequence
 
 import apsw
-
-from engine.errors import ClawmemError
-from tui.cli import common
+from clawmem.engine.errors import ClawmemError
+from clawmem.tui.cli import common
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from tui.cli import context_cmds, dream_cmds, index_cmds, intent_cmds, search_cmds, session_cmds
+    from clawmem.tui.cli import context_cmds, dream_cmds, index_cmds, intent_cmds, search_cmds, session_cmds
 
     parser = common.Parser(
         prog="clawmem",
@@ -44,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)  # a bad flag value raises ClawmemError: exit 1, one line
         if args.command is None:
-            from tui.launch import launch_tui
+            from clawmem.tui.launch import launch_tui
 
             return launch_tui(args)
         handler = getattr(args, "handler", None)

@@ -21,9 +21,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any, NoReturn
 
-from engine.config import Settings, default_home, load_settings
-from engine.errors import ClawmemError
-from engine.facade import MemoryEngine
+from clawmem.engine.config import Settings, default_home, load_settings
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
 
 # Spec §1: a project key containing CR, LF, '<' or '>' makes the whole annotation invalid.
 PROJECT_KEY_FORBIDDEN = ("\r", "\n", "<", ">")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from engine.context import SESSION_KINDS, StartupContext, StartupFile, TriggerCandidate, TriggerPreview
-from engine.context_budget import describe_ranges
-from tui.cli import common
+from clawmem.engine.context.budget import describe_ranges
+from clawmem.engine.context.service import SESSION_KINDS, StartupContext, StartupFile, TriggerCandidate, TriggerPreview
+from clawmem.tui.cli import common
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

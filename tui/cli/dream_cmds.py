@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from engine.dreaming.models import (
+from clawmem.engine.dreaming.models import (
     ApplyResult,
     CandidateExplanation,
     DreamRun,
@@ -16,9 +16,9 @@ from engine.dreaming.models import (
     RevertResult,
     unified_diff,
 )
-from engine.dreaming.service import PHASES
-from engine.errors import ClawmemError
-from tui.cli import common
+from clawmem.engine.dreaming.service import PHASES
+from clawmem.engine.errors import ClawmemError
+from clawmem.tui.cli import common
 
 _WEIGHTS = {
     "frequency": 0.24,

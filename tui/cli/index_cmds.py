@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.status import StatusReport, build_status
-from tui.cli import common
-from tui.status_text import status_lines
+from clawmem.engine.status import StatusReport, build_status
+from clawmem.tui.cli import common
+from clawmem.tui.status_text import status_lines
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -11,10 +11,10 @@ from datetime import date, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from engine.automation import JOB_STATUSES, Job, JobRun
-from engine.cron import CronError, parse_cron
-from engine.errors import ClawmemError
-from engine.intents import (
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.intents.automation import JOB_STATUSES, Job, JobRun
+from clawmem.engine.intents.cron import CronError, parse_cron
+from clawmem.engine.intents.service import (
     LATEST_EXPIRY,
     MAX_COOLDOWN_HOURS,
     MAX_FIRES,
@@ -23,7 +23,7 @@ from engine.intents import (
     MatchReport,
     StandingIntent,
 )
-from tui.cli import common
+from clawmem.tui.cli import common
 
 # --------------------------------------------------------------------------- argparse types
 

@@ -6,14 +6,14 @@ import argparse
 import sys
 from typing import Any
 
-from engine.errors import ClawmemError
-from engine.facade import MemoryEngine
-from engine.memory_get import MAX_CHARS
-from engine.search.dates import REPORT_DAYS
-from engine.search.pipeline import LINE_WEIGHT
-from engine.search.types import SearchHit, SearchResponse
-from tui.cli import common
-from tui.score_notes import keyword_note
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.memory_get import MAX_CHARS
+from clawmem.engine.search.dates import REPORT_DAYS
+from clawmem.engine.search.pipeline import LINE_WEIGHT
+from clawmem.engine.search.types import SearchHit, SearchResponse
+from clawmem.tui.cli import common
+from clawmem.tui.score_notes import keyword_note
 
 SCORINGS = ("calibrated", "openclaw")
 LINE_FORMULA = f"vector = {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·line"

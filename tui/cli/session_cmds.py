@@ -18,9 +18,9 @@ import sys
 from collections import Counter
 from typing import Any
 
-from engine.forget import ForgetPlan, ForgetResult, refuse_unresolved
-from engine.sessions import ImportResult, SessionDetail, SessionSummary, TrustCounts
-from tui.cli import common
+from clawmem.engine.forget.service import ForgetPlan, ForgetResult, refuse_unresolved
+from clawmem.engine.sessions.service import ImportResult, SessionDetail, SessionSummary, TrustCounts
+from clawmem.tui.cli import common
 
 
 def _group(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]

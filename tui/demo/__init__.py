@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import date, timedelta
 from pathlib import Path
 
-from engine.config import load_settings
-from engine.errors import ClawmemError
-from tui.demo.content import FILES
+from clawmem.engine.config import load_settings
+from clawmem.engine.errors import ClawmemError
+from clawmem.tui.demo.content import FILES
 
 MARKER = ".clawmem-demo"
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from clawmem.tui.widgets.diff_view import unified_diff
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
-
-from tui.widgets.diff_view import unified_diff
 
 
 class ConflictModal(ModalScreen[str]):

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def pane_help(pane: str) -> str:
     try:
-        return resources.files("tui.help").joinpath(f"{pane}.md").read_text(encoding="utf-8")
+        return resources.files("clawmem.tui.help").joinpath(f"{pane}.md").read_text(encoding="utf-8")
     except (FileNotFoundError, ModuleNotFoundError):
         return f"# {pane.title()}\n"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.sessions.service import ImportResult
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -12,9 +14,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
-
-from engine.errors import ClawmemError
-from engine.sessions import ImportResult
 
 
 class ImportSessionModal(ModalScreen[ImportResult | None]):

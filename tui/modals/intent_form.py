@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.intents.service import IntentValidationError, StandingIntent
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,9 +19,6 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.timer import Timer
 from textual.widgets import Button, Checkbox, Input, Label, Static
-
-from engine.errors import ClawmemError
-from engine.intents import IntentValidationError, StandingIntent
 
 FIELDS = ("description", "keywords", "channel", "sender", "expires", "max_fires", "cooldown")
 LABELS = {

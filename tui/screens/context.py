@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from clawmem.engine.context.service import LineState, StartupContext, StartupFile, TriggerPreview
+from clawmem.engine.errors import ClawmemError
+from clawmem.tui.messages import EngineFailed
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -15,10 +18,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
-
-from engine.context import LineState, StartupContext, StartupFile, TriggerPreview
-from engine.errors import ClawmemError
-from tui.messages import EngineFailed
 
 FILE_COLUMNS = ("order", "path", "size", "cap", "injected", "cut", "state")
 TRIGGER_COLUMNS = ("rank", "score", "where", "triggers", "outcome")

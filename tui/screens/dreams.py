@@ -15,6 +15,13 @@ import threading
 from dataclasses import dataclass
 from typing import ClassVar
 
+from clawmem.engine.dreaming import report
+from clawmem.engine.dreaming.models import CandidateExplanation, HistoryItem, Operation, Proposal, RevertResult
+from clawmem.engine.errors import ClawmemError
+from clawmem.tui.messages import EngineFailed
+from clawmem.tui.widgets.breakdown import bar
+from clawmem.tui.widgets.diff_view import unified_diff
+from clawmem.tui.widgets.fit_table import FitTable
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -24,14 +31,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import DataTable, Markdown, Static, TabbedContent, TabPane
-
-from engine.dreaming import report
-from engine.dreaming.models import CandidateExplanation, HistoryItem, Operation, Proposal, RevertResult
-from engine.errors import ClawmemError
-from tui.messages import EngineFailed
-from tui.widgets.breakdown import bar
-from tui.widgets.diff_view import unified_diff
-from tui.widgets.fit_table import FitTable
 
 NARROW = 130
 VIEWS = ("review", "history", "candidates", "diary")
@@ -885,7 +884,7 @@ class DreamsPane(Vertical):
         self.refresh_from_engine(frozenset())
 
     def action_reject(self) -> None:
-        from tui.modals.reason import ReasonModal
+        from clawmem.tui.modals.reason import ReasonModal
 
         if self._show_view_first("review"):
             return
@@ -919,7 +918,7 @@ class DreamsPane(Vertical):
         self.app.call_from_thread(self.refresh_from_engine, frozenset())
 
     def action_revert(self) -> None:
-        from tui.modals.confirm import ConfirmModal
+        from clawmem.tui.modals.confirm import ConfirmModal
 
         if self._show_view_first("history"):
             return

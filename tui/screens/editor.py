@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError, ConflictError
+from clawmem.engine.workspace.catalog import FileSnapshot
+from clawmem.tui.messages import EngineFailed
+from clawmem.tui.modals.confirm import ConfirmModal
+from clawmem.tui.modals.conflict import ConflictModal
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static, TextArea
-
-from engine.errors import ClawmemError, ConflictError
-from engine.workspace.catalog import FileSnapshot
-from tui.messages import EngineFailed
-from tui.modals.confirm import ConfirmModal
-from tui.modals.conflict import ConflictModal
 
 
 class EditorPane(Vertical):

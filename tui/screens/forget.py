@@ -16,6 +16,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.forget.service import ForgetPlan, ForgetResult, plan_lines_by_reason
+from clawmem.engine.sessions.service import SessionSummary
+from clawmem.tui.messages import EngineFailed
+from clawmem.tui.screens.sessions import origin_text
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -26,12 +31,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import DataTable, Digits, Input, Label, SelectionList, Static, Switch
 from textual.widgets.selection_list import Selection
-
-from engine.errors import ClawmemError
-from engine.forget import ForgetPlan, ForgetResult, plan_lines_by_reason
-from engine.sessions import SessionSummary
-from tui.messages import EngineFailed
-from tui.screens.sessions import origin_text
 
 DEBOUNCE_S = 0.4
 NARROW = 130
@@ -902,7 +901,7 @@ class ForgetPane(Vertical):
         self.query_one("#forget-groups", GroupsTable).focus()
 
     def action_run(self) -> None:
-        from tui.modals.confirm import ConfirmModal
+        from clawmem.tui.modals.confirm import ConfirmModal
 
         plan = self.plan
         if self.running:

@@ -11,6 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.intents.automation import Job
+from clawmem.engine.intents.service import CANCELLABLE, STATUSES, IntentFire, IntentVerdict, MatchReport, StandingIntent
+from clawmem.tui.messages import EngineFailed
+from clawmem.tui.widgets.fit_table import FitTable
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import on, work
@@ -20,12 +25,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.suggester import SuggestFromList
 from textual.timer import Timer
 from textual.widgets import DataTable, Input, Label, Select, Static
-
-from engine.automation import Job
-from engine.errors import ClawmemError
-from engine.intents import CANCELLABLE, STATUSES, IntentFire, IntentVerdict, MatchReport, StandingIntent
-from tui.messages import EngineFailed
-from tui.widgets.fit_table import FitTable
 
 NARROW = 130
 DEBOUNCE_S = 0.3
@@ -544,7 +543,7 @@ class IntentsPane(Vertical):
         return True
 
     def action_create(self) -> None:
-        from tui.modals.intent_form import IntentFormModal
+        from clawmem.tui.modals.intent_form import IntentFormModal
 
         cfg = self.app.engine.settings.intents  # type: ignore[attr-defined]
         _, channel, sender = self._sim_inputs()
@@ -569,7 +568,7 @@ class IntentsPane(Vertical):
         self.app.push_screen(form, done)
 
     def action_cancel_intent(self) -> None:
-        from tui.modals.confirm import ConfirmModal
+        from clawmem.tui.modals.confirm import ConfirmModal
 
         i = self._selected_intent()
         if i is None or i.status not in CANCELLABLE:

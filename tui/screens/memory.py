@@ -8,6 +8,11 @@ import hashlib
 from collections import defaultdict
 from typing import Any, ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import EntryView
+from clawmem.engine.workspace.catalog import FileInfo, FileSnapshot
+from clawmem.tui.messages import EditFile, EngineFailed
+from clawmem.tui.widgets.table_sync import sync_rows
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,12 +20,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import ContentSwitcher, DataTable, Markdown, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
-
-from engine.errors import ClawmemError
-from engine.facade import EntryView
-from engine.workspace.catalog import FileInfo, FileSnapshot
-from tui.messages import EditFile, EngineFailed
-from tui.widgets.table_sync import sync_rows
 
 # Textual's Markdown widget mounts a widget per block, on the app's thread: a 1,000-bullet file
 # froze the app for seconds (bench/tui_tables.py). Larger files open as source, which is instant.

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.search.types import SearchHit, SearchResponse
+from clawmem.tui.messages import EngineFailed, OpenLocation
+from clawmem.tui.widgets.breakdown import BreakdownPanel
+from clawmem.tui.widgets.table_sync import cursor_key, sync_rows
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,12 +21,6 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Checkbox, DataTable, Input, Label, Select, Static
-
-from engine.errors import ClawmemError
-from engine.search.types import SearchHit, SearchResponse
-from tui.messages import EngineFailed, OpenLocation
-from tui.widgets.breakdown import BreakdownPanel
-from tui.widgets.table_sync import cursor_key, sync_rows
 
 DEBOUNCE_S = 0.3
 COLUMNS = ("rank", "score", "where", "vector", "keyword", "decay", "imp", "project", "snippet")

@@ -11,6 +11,17 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.sessions.service import (
+    ImportResult,
+    NoteResult,
+    SessionDetail,
+    SessionSummary,
+    TranscriptTurn,
+    TrustCounts,
+)
+from clawmem.tui.messages import EngineFailed
+from clawmem.tui.widgets.fit_table import FitTable
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -19,11 +30,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static, TabbedContent
-
-from engine.errors import ClawmemError
-from engine.sessions import ImportResult, NoteResult, SessionDetail, SessionSummary, TranscriptTurn, TrustCounts
-from tui.messages import EngineFailed
-from tui.widgets.fit_table import FitTable
 
 NARROW = 130  # below this width the key and note columns move to the header above the transcript
 ORIGIN_STYLE = {"owner": "bold green", "agent": "cyan", "system": "magenta", "untrusted": "bold red"}
@@ -367,7 +373,7 @@ class SessionsPane(Vertical):
         return True
 
     def action_import_session(self) -> None:
-        from tui.modals.import_session import ImportSessionModal
+        from clawmem.tui.modals.import_session import ImportSessionModal
 
         def done(result: ImportResult | None) -> None:
             if result is not None:
@@ -400,7 +406,7 @@ class SessionsPane(Vertical):
 
     def _reindex(self, notes: frozenset[str]) -> None:
         """New notes (and, with the ``sessions`` index source, transcripts) become searchable."""
-        from engine import session_index
+        from clawmem.engine.sessions import index as session_index
 
         settings = self.app.engine.settings  # type: ignore[attr-defined]
         if session_index.enabled(settings):

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.status import StatusReport, build_status
+from clawmem.tui.messages import EngineFailed, IndexProgress
+from clawmem.tui.status_text import status_lines
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -12,11 +16,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Label, ProgressBar, Static
-
-from engine.errors import ClawmemError
-from engine.status import StatusReport, build_status
-from tui.messages import EngineFailed, IndexProgress
-from tui.status_text import status_lines
 
 PHASE_LABEL = {
     "model": "Loading the embedding model",

@@ -3,16 +3,15 @@ the threshold produced its score — with bars and the numbers behind them."""
 
 from __future__ import annotations
 
+from clawmem.engine.search.dates import REPORT_DAYS
+from clawmem.engine.search.pipeline import LINE_WEIGHT
+from clawmem.engine.search.types import SearchHit, SearchResponse
+from clawmem.tui.score_notes import keyword_note
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
-
-from engine.search.dates import REPORT_DAYS
-from engine.search.pipeline import LINE_WEIGHT
-from engine.search.types import SearchHit, SearchResponse
-from tui.score_notes import keyword_note
 
 BAR_WIDTH = 12
 TIER = {3: "full path", 2: "file name", 1: "file stem"}

@@ -1,7 +1,7 @@
 """Timed jobs: "remind me at 9 tomorrow" as a stored schedule a program runs, with a run history.
 
 A job is a one-shot time (``at``) or a 5-field cron expression (``cron``, see
-:mod:`engine.cron`), read in the job's IANA time zone (DST-safe). clawmem records runs; the
+:mod:`engine.intents.cron`), read in the job's IANA time zone (DST-safe). clawmem records runs; the
 host that calls ``run_due`` delivers the reminders it returns (to the job's channel/sender).
 
 - ``due(now)`` is a pure query: the active jobs whose next run is at or before ``now``.
@@ -28,13 +28,13 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from engine.cron import CronError, CronSchedule, parse_cron, resolve_wall_time
-from engine.errors import ClawmemError
-from engine.store import jobs_rows as rows
-from engine.store.jobs_rows import JobRow, RunRow
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.intents.cron import CronError, CronSchedule, parse_cron, resolve_wall_time
+from clawmem.engine.store import jobs_rows as rows
+from clawmem.engine.store.jobs_rows import JobRow, RunRow
 
 if TYPE_CHECKING:
-    from engine.facade import MemoryEngine
+    from clawmem.engine.facade import MemoryEngine
 
 JOB_STATUSES = ("active", "done", "cancelled")
 MAX_DESCRIPTION_CHARS = 500

@@ -11,10 +11,10 @@ Two injections make up a private session's start (OpenClaw):
    ``IDENTITY.md``, ``USER.md``, ``HEARTBEAT.md``, ``BOOTSTRAP.md``, ``MEMORY.md`` (+ ``memory.md``)
    in that order, sharing ``bootstrap.total_max_chars`` (60,000). Per file: ``bootstrap.max_chars``
    (20,000); USER.md: ``bootstrap.user_max_chars`` (4,000). Over-cap files keep head + tail
-   (see :mod:`engine.context_budget`). Files clawmem does not manage (AGENTS.md …) are listed only
+   (see :mod:`engine.context.budget`). Files clawmem does not manage (AGENTS.md …) are listed only
    when they exist, because they use up the shared budget first.
 2. **Startup notes** (first user turn of a bare ``/new``): the dated notes chosen by
-   :mod:`engine.daily_startup`, each ≤ 1,200 chars (head only), together ≤ 2,800 chars, each note
+   :mod:`engine.context.daily_startup`, each ≤ 1,200 chars (head only), together ≤ 2,800 chars, each note
    wrapped as an untrusted quoted block — OpenClaw's separate ``startupContext`` budget.
 
 clawmem's rules on top (spec "Where clawmem decides"):
@@ -40,20 +40,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine import context_budget as cb
-from engine.daily_startup import DailySelection, select_daily_notes
-from engine.errors import ClawmemError
-from engine.store import context_rows
-from engine.trigger_recall import STRONG_MATCH, MessageWords, PhraseScore, score_entry
-from engine.workspace.annotations import (
+from clawmem.engine.context import budget as cb
+from clawmem.engine.context.daily_startup import DailySelection, select_daily_notes
+from clawmem.engine.context.trigger_recall import STRONG_MATCH, MessageWords, PhraseScore, score_entry
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.store import context_rows
+from clawmem.engine.workspace.annotations import (
     INVALID_PROJECT_ANNOTATION,
     normalize_project_key,
     strip_annotation_carriers,
 )
-from engine.workspace.entries import entry_statuses, parse_entries
+from clawmem.engine.workspace.entries import entry_statuses, parse_entries
 
 if TYPE_CHECKING:
-    from engine.facade import MemoryEngine
+    from clawmem.engine.facade import MemoryEngine
 
 SESSION_KINDS = ("private", "group", "cron", "subagent")
 BOOTSTRAP_ORDER = (
@@ -248,9 +248,9 @@ def curated_file_eligibility(engine: MemoryEngine, rel: str) -> Eligibility:
 
     The path's origin (root curated files are ``agent``), every origin class the index recorded
     for the file's chunks and its flush provenance (an ``untrusted`` segment) must all be
-    owner/agent; the rule lives in :func:`engine.trust.auto_inject_verdict`.
+    owner/agent; the rule lives in :func:`engine.sessions.trust.auto_inject_verdict`.
     """
-    from engine.trust import auto_inject_verdict
+    from clawmem.engine.sessions.trust import auto_inject_verdict
 
     verdict = auto_inject_verdict(engine.store.conn(), engine.workspace, rel)
     return Eligibility(verdict.eligible, verdict.origin_class, verdict.reason)

@@ -14,14 +14,13 @@ import json
 from collections.abc import Callable
 
 import apsw
-
-from engine import flush, trust
-from engine.config import Clock, Settings
-from engine.index.chunking import chunk_id, chunk_memory_file
-from engine.index.sync import EmbedderIdentity
-from engine.store import index_rows
-from engine.store import sessions_rows as srows
-from engine.store.schema import vec_table_dims
+from clawmem.engine.config import Clock, Settings
+from clawmem.engine.index.chunking import chunk_id, chunk_memory_file
+from clawmem.engine.index.sync import EmbedderIdentity
+from clawmem.engine.sessions import flush, trust
+from clawmem.engine.store import index_rows
+from clawmem.engine.store import sessions_rows as srows
+from clawmem.engine.store.schema import vec_table_dims
 
 SOURCE = "sessions"
 

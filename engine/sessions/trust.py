@@ -25,7 +25,7 @@ launder it; a caller may lower it (``untrusted``) but never raise it.
 
 **Memory files** (at index time, :func:`origin_resolver`): the path decides first (DREAMS.md and
 dreaming output are ``system``; other memory files ``agent``); lines that flush provenance
-(:mod:`engine.flush`) attributes to a segment take its class — ``untrusted`` for a tainted flush or
+(:mod:`engine.sessions.flush`) attributes to a segment take its class — ``untrusted`` for a tainted flush or
 a non-append change, ``system`` for text a cron, heartbeat or sub-agent session flushed (such
 sessions never yield promotion candidates) — and a chunk gets the least trusted class of its lines.
 
@@ -43,16 +43,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
-
-from engine import flush
-from engine.config import Settings
-from engine.flush import FileProvenance
-from engine.index.sync import OriginResolver
-from engine.recall import TRUST_ORDER
-from engine.store import context_rows, dreaming_rows
-from engine.store import sessions_rows as srows
-from engine.store.sessions_rows import SegmentRow
-from engine.workspace.files import MemoryFile, origin_for_rel
+from clawmem.engine.config import Settings
+from clawmem.engine.index.sync import OriginResolver
+from clawmem.engine.recall import TRUST_ORDER
+from clawmem.engine.sessions import flush
+from clawmem.engine.sessions.flush import FileProvenance
+from clawmem.engine.store import context_rows, dreaming_rows
+from clawmem.engine.store import sessions_rows as srows
+from clawmem.engine.store.sessions_rows import SegmentRow
+from clawmem.engine.workspace.files import MemoryFile, origin_for_rel
 
 ORIGIN_CLASSES = ("owner", "agent", "system", "untrusted")
 SESSION_KINDS = ("interactive", "cron", "heartbeat", "subagent")

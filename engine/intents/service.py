@@ -60,12 +60,12 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from engine.errors import ClawmemError
-from engine.store import intents_rows as rows
-from engine.store.intents_rows import IntentRow
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.store import intents_rows as rows
+from clawmem.engine.store.intents_rows import IntentRow
 
 if TYPE_CHECKING:
-    from engine.facade import MemoryEngine
+    from clawmem.engine.facade import MemoryEngine
 
 STATUSES = ("pending", "armed", "fired", "done", "cancelled", "expired")
 CANCELLABLE = ("pending", "armed", "fired")

@@ -43,22 +43,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
-
-from engine import flush as flushing
-from engine import session_index, trust
-from engine.dreaming.times import iso_ms
-from engine.errors import ClawmemError, ConflictError
-from engine.index.lock import ReindexLock
-from engine.store import forget_rows, recall_rows
-from engine.store import sessions_rows as srows
-from engine.store.db import begin_immediate
-from engine.workspace.entries import parse_entries
-from engine.workspace.files import discover
-from engine.workspace.reading import decode_memory_bytes, sha256_bytes
-from engine.workspace.writes import replace_file
+from clawmem.engine.dreaming.times import iso_ms
+from clawmem.engine.errors import ClawmemError, ConflictError
+from clawmem.engine.index.lock import ReindexLock
+from clawmem.engine.sessions import flush as flushing
+from clawmem.engine.sessions import index as session_index
+from clawmem.engine.sessions import trust
+from clawmem.engine.store import forget_rows, recall_rows
+from clawmem.engine.store import sessions_rows as srows
+from clawmem.engine.store.db import begin_immediate
+from clawmem.engine.workspace.entries import parse_entries
+from clawmem.engine.workspace.files import discover
+from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
+from clawmem.engine.workspace.writes import replace_file
 
 if TYPE_CHECKING:
-    from engine.facade import MemoryEngine
+    from clawmem.engine.facade import MemoryEngine
 
 CURATED = ("MEMORY.md", "memory.md")
 NEVER_EDITED = ("USER.md",)

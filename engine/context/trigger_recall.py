@@ -23,8 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.context_budget import u16len
-from engine.search.tokens import is_cjk_char
+from clawmem.engine.context.budget import u16len
+from clawmem.engine.search.tokens import is_cjk_char
 
 STRONG_MATCH = 0.65
 ONE_WORD_SCORE = 0.85

@@ -12,7 +12,7 @@ hash it had after the last tracked write, so the next write (or an index run) ca
   their hash (line-aligned), and every line that no segment accounts for from the first changed
   segment on becomes a ``changed`` segment tagged ``untrusted``.
 
-A file counts as untrusted for promotion when any of its segments is (:mod:`engine.trust`).
+A file counts as untrusted for promotion when any of its segments is (:mod:`engine.sessions.trust`).
 Lines are numbered like the index numbers them (split on ``\\n``, 1-based), so a segment's line
 range maps onto chunk line ranges directly.
 """
@@ -25,12 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
-
-from engine.errors import ClawmemError
-from engine.store import sessions_rows as rows
-from engine.store.db import begin_immediate
-from engine.store.sessions_rows import FileStateRow, SegmentRow
-from engine.workspace.writes import MISSING, WriteResult, append_text, replace_file
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.store import sessions_rows as rows
+from clawmem.engine.store.db import begin_immediate
+from clawmem.engine.store.sessions_rows import FileStateRow, SegmentRow
+from clawmem.engine.workspace.writes import MISSING, WriteResult, append_text, replace_file
 
 BOM = b"\xef\xbb\xbf"
 

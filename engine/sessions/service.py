@@ -9,7 +9,7 @@ every line. Every line is checked before anything is written and the whole file 
 one transaction, so a bad line (reported as ``line N: …``) leaves nothing half-imported. A
 forgotten session (tombstoned) is refused; re-importing identical events is a no-op.
 
-Each event's origin class is assigned at import by :func:`engine.trust.classify_events` (role,
+Each event's origin class is assigned at import by :func:`engine.sessions.trust.classify_events` (role,
 session kind, channel and turn order — never the text) and stored beside it.
 
 **Session-memory note** (OpenClaw's ``session-memory`` hook, written on ``/new``):
@@ -22,7 +22,7 @@ so a poisoned web page never reaches a note. The date and time are the session's
 ``session``). Notes are written for interactive sessions only, as OpenClaw's hook runs on ``/new``.
 
 **Flush** (``flush``): appends whole lines to ``memory/<date>.md`` and records a provenance
-segment (:mod:`engine.flush`) with the session, tagged ``agent`` or ``untrusted`` by the program
+segment (:mod:`engine.sessions.flush`) with the session, tagged ``agent`` or ``untrusted`` by the program
 (spec §8): ``untrusted`` when the session's current turn is network-tainted or untrusted (so a
 paraphrase of a poisoned page is untrusted too), or when the text repeats an untrusted turn. The
 caller may lower the class to ``untrusted``, never raise it: ``origin="agent"`` on a tainted
@@ -41,17 +41,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
-
-from engine import flush as flushing
-from engine import trust
-from engine.config import parse_instant
-from engine.dreaming.times import iso_ms
-from engine.errors import ClawmemError, ConfigError
-from engine.store import sessions_rows as rows
-from engine.store.sessions_rows import SegmentRow, WindowRow
+from clawmem.engine.config import parse_instant
+from clawmem.engine.dreaming.times import iso_ms
+from clawmem.engine.errors import ClawmemError, ConfigError
+from clawmem.engine.sessions import flush as flushing
+from clawmem.engine.sessions import trust
+from clawmem.engine.store import sessions_rows as rows
+from clawmem.engine.store.sessions_rows import SegmentRow, WindowRow
 
 if TYPE_CHECKING:
-    from engine.facade import MemoryEngine
+    from clawmem.engine.facade import MemoryEngine
 
 KINDS = ("interactive", "cron", "heartbeat", "subagent")
 ROLES = ("user", "assistant", "tool")
@@ -695,7 +694,7 @@ class SessionService:
     def flush_origin(self, session_id: str, text: str = "") -> trust.FlushOrigin:
         """The class a flush of ``text`` from this session gets now, and why (nothing is written).
 
-        From the transcript's provenance (:func:`engine.trust.flush_origin`): ``untrusted`` when the
+        From the transcript's provenance (:func:`engine.sessions.trust.flush_origin`): ``untrusted`` when the
         session's current turn is network-tainted or untrusted; a verbatim copy of an earlier
         untrusted turn's text is ``untrusted`` too (lowering only, never raising).
         """

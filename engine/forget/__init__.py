@@ -1,0 +1,1 @@
+"""Lineage forget: everything one session produced, planned, removed and checked for residue."""

@@ -1,0 +1,1 @@
+"""Standing intents (keyword triggers) and timed jobs (reminders at a fixed time, cron)."""

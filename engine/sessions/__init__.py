@@ -1,0 +1,1 @@
+"""Sessions: transcript import, the session index, append-only flush, and the trust classes."""
