@@ -18,6 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from clawmem.engine.errors import ConfigError
+from clawmem.engine.kinds import SCORING_MODES, ScoringMode
 
 # --------------------------------------------------------------------------- sections
 
@@ -62,7 +63,7 @@ class SearchSettings:
     decay_enabled: bool = True
     half_life_days: float = 30.0
     snippet_max_chars: int = 700
-    scoring: str = "calibrated"  # "calibrated" (clawmem) or "openclaw" (the spec's raw formula)
+    scoring: ScoringMode = "calibrated"  # clawmem's calibrated vectors, or the spec's raw formula
 
 
 @dataclass(frozen=True)
@@ -221,7 +222,7 @@ _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
     ("index", "fts_tokenizer"): ("trigram", "unicode61"),
     ("embedding", "provider"): ("auto", "none", "local"),
     ("embedding", "prefix_scheme"): ("e5", "e5-symmetric", "none"),
-    ("search", "scoring"): ("calibrated", "openclaw"),
+    ("search", "scoring"): SCORING_MODES,
     ("dreaming", "review"): ("manual", "auto"),
 }
 

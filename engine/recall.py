@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import apsw
 from clawmem.engine.config import Clock
+from clawmem.engine.kinds import ORIGIN_CLASSES
 from clawmem.engine.search.tokens import extract_keywords, has_cjk, query_concepts
 from clawmem.engine.search.types import SearchHit
 from clawmem.engine.store import recall_rows as rows
@@ -36,7 +37,7 @@ MAX_CONCEPT_TAGS = 6
 _TAG_SCAN_LIMIT = 256
 _QUERY_TERM_LIMIT = 32
 _TAG_STOP_WORDS = frozenset({"every", "another", "several", "per", "via", "whether", "within", "without", "across"})
-TRUST_ORDER = ("owner", "agent", "system", "untrusted")  # later = less trusted
+TRUST_ORDER = ORIGIN_CLASSES  # later = less trusted
 CLAIM_KEY_PREFIX = "memory:claim:"
 
 _CONTAMINATION = re.compile(

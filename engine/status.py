@@ -19,8 +19,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import apsw
 import numpy as np
 from clawmem.engine.config import Settings
+from clawmem.engine.embed.select import ProviderChoice
+from clawmem.engine.index.service import IndexService
 from clawmem.engine.store import index_rows as rows
 from clawmem.engine.store import line_vector_rows
 from clawmem.engine.store import status_queries as q
@@ -85,21 +88,19 @@ def _size(path: Path) -> int:
         return 0
 
 
-def build_status(engine: object, *, deep: bool = False) -> StatusReport:
-    """Gather the status of ``engine`` (a :class:`engine.facade.MemoryEngine`)."""
-    from clawmem.engine.facade import MemoryEngine
-
-    assert isinstance(engine, MemoryEngine)
-    s: Settings = engine.settings
-    conn = engine.store.conn()
+def build_status(index: IndexService, *, deep: bool = False) -> StatusReport:
+    """Gather the status of ``index``'s agent: its files, index, model and store."""
+    runtime = index.runtime
+    s: Settings = runtime.settings
+    conn = runtime.store.conn()
     issues: list[str] = []
     # Loading the model costs ~1.5 s; plain status reports what the index says unless deep.
-    choice = engine.provider_choice() if deep or engine.provider_loaded else None
-    state = engine.index_state(choice) if choice is not None else None
-    stored = engine.stored_identity()
-    files = engine.files() if engine.workspace.is_dir() else []
-    if not engine.workspace.is_dir():
-        issues.append(f"workspace {engine.workspace} does not exist")
+    choice = index.provider_choice() if deep or index.provider_loaded else None
+    state = index.index_state(choice) if choice is not None else None
+    stored = index.stored_identity()
+    files = index.files() if runtime.workspace.is_dir() else []
+    if not runtime.workspace.is_dir():
+        issues.append(f"workspace {runtime.workspace} does not exist")
     known = rows.sources(conn)
     indexed_files = [f for f in files if f.indexed]
     dirty_files = tuple(
@@ -133,18 +134,18 @@ def build_status(engine: object, *, deep: bool = False) -> StatusReport:
         issues.append("index identity mismatch: " + "; ".join(mismatch))
     if fallback:
         issues.append(fallback)
-    if engine.store.vec_error:
-        issues.append(engine.store.vec_error)
+    if runtime.store.vec_error:
+        issues.append(runtime.store.vec_error)
     for rel, reason in skipped:
         issues.append(f"skipped {rel}: {reason}")
     semantic = (stored is not None and stored.semantic) and not (state is not None and state.semantic_paused)
     if choice is not None and choice.provider is None:
         semantic = False
     coverage = (embedded / total) if total else 0.0
-    dims = vec_table_dims(conn) if engine.store.vec_available else None
+    dims = vec_table_dims(conn) if runtime.store.vec_available else None
     vec_store = (
         (f"sqlite-vec ({dims} dims)" if dims else "sqlite-vec (no vectors yet)")
-        if engine.store.vec_available
+        if runtime.store.vec_available
         else "built-in scan (sqlite-vec unavailable)"
     )
     by_kind: dict[str, int] = {}
@@ -159,15 +160,15 @@ def build_status(engine: object, *, deep: bool = False) -> StatusReport:
         if d.enabled
         else "off"
     )
-    deep_probe = _probe(engine, conn, choice) if deep else None
+    deep_probe = _probe(index, conn, choice) if deep and choice is not None else None
     if deep_probe and deep_probe.embeddings.startswith("unavailable"):
         issues.append(f"embeddings {deep_probe.embeddings}")
     line_texts, line_bytes, line_waiting = line_vector_rows.summary(conn)
     warnings: list[str] = []
     if fallback:
         warnings.append(f"{fallback}; search is keyword-only")
-    if engine.store.vec_error and (choice is None or choice.provider is not None):
-        warnings.append(f"{engine.store.vec_error}; vector search uses the slower built-in scan")
+    if runtime.store.vec_error and (choice is None or choice.provider is not None):
+        warnings.append(f"{runtime.store.vec_error}; vector search uses the slower built-in scan")
     if mismatch:
         warnings.append(
             f"the index does not match the current settings ({'; '.join(mismatch)}) — run `clawmem index --force`"
@@ -175,7 +176,7 @@ def build_status(engine: object, *, deep: bool = False) -> StatusReport:
     warnings += [f"skipped {rel}: {reason}" for rel, reason in skipped]
     return StatusReport(
         agent_id=s.agent_id,
-        workspace=str(engine.workspace),
+        workspace=str(runtime.workspace),
         db_path=str(s.db_path),
         provider_requested=requested,
         provider=provider,
@@ -266,11 +267,7 @@ def json_identity(identity: object) -> dict[str, object]:
     return data
 
 
-def _probe(engine: object, conn: object, choice: object) -> DeepProbe:
-    from clawmem.engine.embed.select import ProviderChoice
-    from clawmem.engine.facade import MemoryEngine
-
-    assert isinstance(engine, MemoryEngine) and isinstance(choice, ProviderChoice)
+def _probe(index: IndexService, conn: apsw.Connection, choice: ProviderChoice) -> DeepProbe:
     provider = choice.provider
     vector: np.ndarray | None = None
     if provider is None:
@@ -282,7 +279,7 @@ def _probe(engine: object, conn: object, choice: object) -> DeepProbe:
             emb = f"ready ({(time.perf_counter() - t0) * 1000:.0f} ms, {provider.dims} dims)"
         except Exception as exc:  # report, don't crash status
             emb = f"unavailable: {exc}"
-    store = engine.store
+    store = index.runtime.store
     dims = vec_table_dims(store.conn()) if store.vec_available else None
     if not store.vec_available:
         vs = f"unavailable: {store.vec_error}"

@@ -53,9 +53,9 @@ from clawmem.engine.workspace.annotations import (
 from clawmem.engine.workspace.entries import entry_statuses, parse_entries
 
 if TYPE_CHECKING:
-    from clawmem.engine.facade import MemoryEngine
+    from clawmem.engine.runtime import Runtime, Searcher
 
-SESSION_KINDS = ("private", "group", "cron", "subagent")
+STARTUP_KINDS = ("private", "group", "cron", "subagent")  # what kind of session starts (spec §6)
 BOOTSTRAP_ORDER = (
     "AGENTS.md",
     "SOUL.md",
@@ -243,7 +243,7 @@ def origin_eligible(origin_class: str) -> bool:
     return origin_class in AUTO_INJECT_ORIGINS
 
 
-def curated_file_eligibility(engine: MemoryEngine, rel: str) -> Eligibility:
+def curated_file_eligibility(runtime: Runtime, rel: str) -> Eligibility:
     """May this curated file be injected at all? The one place the file-level rule lives.
 
     The path's origin (root curated files are ``agent``), every origin class the index recorded
@@ -252,7 +252,7 @@ def curated_file_eligibility(engine: MemoryEngine, rel: str) -> Eligibility:
     """
     from clawmem.engine.sessions.trust import auto_inject_verdict
 
-    verdict = auto_inject_verdict(engine.store.conn(), engine.workspace, rel)
+    verdict = auto_inject_verdict(runtime.store.conn(), runtime.workspace, rel)
     return Eligibility(verdict.eligible, verdict.origin_class, verdict.reason)
 
 
@@ -260,18 +260,19 @@ def curated_file_eligibility(engine: MemoryEngine, rel: str) -> Eligibility:
 
 
 class ContextService:
-    def __init__(self, engine: MemoryEngine) -> None:
-        self.engine = engine
+    def __init__(self, runtime: Runtime, searcher: Searcher) -> None:
+        self.runtime = runtime
+        self.searcher = searcher
 
     # ------------------------------------------------------------------ startup
 
     def startup(self, kind: str = "private") -> StartupContext:
         """Everything a bare ``/new`` in a ``kind`` session loads, with budgets and cuts."""
-        if kind not in SESSION_KINDS:
-            raise ClawmemError(f"unknown session kind {kind!r}: use one of {', '.join(SESSION_KINDS)}")
-        self.engine.require_workspace()
-        clock = self.engine.clock
-        b = self.engine.settings.bootstrap
+        if kind not in STARTUP_KINDS:
+            raise ClawmemError(f"unknown session kind {kind!r}: use one of {', '.join(STARTUP_KINDS)}")
+        self.runtime.require_workspace()
+        clock = self.runtime.clock
+        b = self.runtime.settings.bootstrap
         warnings: list[str] = []
         notes: list[str] = []
         boot_files, boot_used = self._bootstrap(kind, warnings, notes)
@@ -279,7 +280,7 @@ class ContextService:
         loaded = [f for f in (*boot_files, *daily_files) if f.loaded]
         ordered = [_with_order(f, i) for i, f in enumerate(loaded, 1)]
         ordered += [f for f in (*boot_files, *daily_files) if not f.loaded]
-        tz = self.engine.settings.timezone or str(clock.tz)
+        tz = self.runtime.settings.timezone or str(clock.tz)
         return StartupContext(
             kind=kind,
             now=clock.now().isoformat(),
@@ -300,8 +301,8 @@ class ContextService:
         )
 
     def _bootstrap(self, kind: str, warnings: list[str], notes: list[str]) -> tuple[list[StartupFile], int]:
-        settings = self.engine.settings.bootstrap
-        root = self.engine.workspace
+        settings = self.runtime.settings.bootstrap
+        root = self.runtime.workspace
         try:
             present = {p.name for p in root.iterdir()}
         except OSError:
@@ -330,7 +331,7 @@ class ContextService:
                 )
                 out.append(_not_loaded(name, fkind, why, disk, cap, cap_setting, text))
                 continue
-            elig = curated_file_eligibility(self.engine, name) if name in MEMORY_FILES else None
+            elig = curated_file_eligibility(self.runtime, name) if name in MEMORY_FILES else None
             if elig is not None and not elig.eligible:
                 out.append(_not_loaded(name, fkind, elig.reason, disk, cap, cap_setting, text, elig))
                 continue
@@ -433,9 +434,9 @@ class ContextService:
     def _startup_notes(
         self, kind: str, warnings: list[str]
     ) -> tuple[list[StartupFile], DailySelection, str | None, int]:
-        clock = self.engine.clock
-        days = self.engine.settings.bootstrap.daily_memory_days
-        root = self.engine.workspace
+        clock = self.runtime.clock
+        days = self.runtime.settings.bootstrap.daily_memory_days
+        root = self.runtime.workspace
         cache: dict[str, str | None] = {}
 
         def read(rel: str) -> str | None:
@@ -537,7 +538,7 @@ class ContextService:
         if not message.strip():
             raise ClawmemError("the message is empty: give the text of an incoming message")
         active = tuple(dict.fromkeys(k for k in (normalize_project_key(p) for p in active_projects) if k))
-        response = self.engine.search(
+        response = self.searcher.search(
             message,
             legs="keyword",
             max_results=TRIGGER_CANDIDATE_LIMIT,
@@ -547,11 +548,11 @@ class ContextService:
         )
         words = MessageWords.of(message)
         pool: dict[tuple[str, str, int, int], _Cand] = {}
-        rows = context_rows.curated_trigger_rows(self.engine.store.conn())
+        rows = context_rows.curated_trigger_rows(self.runtime.store.conn())
         passed = 0
         for row in rows:
             keys = _keys(row.project_key)
-            superseded = _row_superseded(self.engine.workspace, row.path, row.start_line, row.end_line)
+            superseded = _row_superseded(self.runtime.workspace, row.path, row.start_line, row.end_line)
             why = _ineligible(row.path, "memory", row.origin_class, keys, active, superseded)
             if why is None:
                 passed += 1

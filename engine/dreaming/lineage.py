@@ -19,7 +19,7 @@ from clawmem.engine.store import recall_rows
 from clawmem.engine.store import sessions_rows as srows
 
 if TYPE_CHECKING:
-    from clawmem.engine.facade import MemoryEngine
+    from clawmem.engine.runtime import Runtime
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,13 @@ class SessionOrigin:
     observed_at: int  # epoch ms
 
 
-def candidate_sessions(engine: MemoryEngine, candidate_key: str, path: str) -> list[SessionOrigin]:
+def candidate_sessions(runtime: Runtime, candidate_key: str, path: str) -> list[SessionOrigin]:
     """Sessions the candidate's text came from, by overlap with the source file's flush segments."""
-    conn = engine.store.conn()
+    conn = runtime.store.conn()
     row = recall_rows.get(conn, candidate_key)
     if row is None or row.path != path or path not in srows.segment_paths(conn):
         return []
-    prov = trust.line_trust(conn, engine.workspace, path).provenance
+    prov = trust.line_trust(conn, runtime.workspace, path).provenance
     if prov is None:
         return []
     tombstoned = srows.tombstoned_ids(conn)

@@ -48,7 +48,6 @@ from clawmem.engine.dreaming.rem import run_rem
 from clawmem.engine.dreaming.review import load, operation_to_json, to_proposal
 from clawmem.engine.dreaming.times import diary_date, iso_ms
 from clawmem.engine.errors import ClawmemError, ConflictError
-from clawmem.engine.index.lock import ReindexLock
 from clawmem.engine.recall import concept_tags, is_contaminated
 from clawmem.engine.store import dreaming_rows, recall_rows
 from clawmem.engine.store.dreaming_rows import PreimageRow, ProposalRow, RejectionRow
@@ -59,7 +58,7 @@ from clawmem.engine.workspace.writes import MISSING
 
 if TYPE_CHECKING:
     import apsw
-    from clawmem.engine.facade import MemoryEngine
+    from clawmem.engine.runtime import Reindexer, Runtime
 
 PHASES = ("light", "rem", "deep")
 STALE_BASE = "MEMORY.md changed since the proposal was made; run `clawmem dream` to make a new one"
@@ -96,20 +95,21 @@ def parse_at(text: str) -> tuple[int, int]:
 
 
 class DreamingService:
-    def __init__(self, engine: MemoryEngine) -> None:
-        self.engine = engine
+    def __init__(self, runtime: Runtime, reindexer: Reindexer) -> None:
+        self.runtime = runtime
+        self.reindexer = reindexer
         self._held = threading.local()
 
     # ------------------------------------------------------------------------------------- helpers
 
     @property
     def config(self) -> DreamingSettings:
-        return self.engine.settings.dreaming
+        return self.runtime.settings.dreaming
 
     @property
     def budget(self) -> int:
         """MEMORY.md budget: the dreaming limit, lowered by a smaller bootstrap per-file cap."""
-        return min(self.config.memory_file_max_chars, self.engine.settings.bootstrap.max_chars)
+        return min(self.config.memory_file_max_chars, self.runtime.settings.bootstrap.max_chars)
 
     @property
     def clock(self) -> Clock:
@@ -117,13 +117,13 @@ class DreamingService:
         It decides the day a cycle belongs to, the dated section headings, the diary's date line
         and when ``dream --at HH:MM`` is due."""
         zone = self.config.timezone
-        return replace(self.engine.clock, tz=ZoneInfo(zone)) if zone else self.engine.clock
+        return replace(self.runtime.clock, tz=ZoneInfo(zone)) if zone else self.runtime.clock
 
     def _conn(self) -> apsw.Connection:
-        return self.engine.store.conn()
+        return self.runtime.store.conn()
 
     def _now_ms(self) -> int:
-        return int(self.engine.clock.timestamp() * 1000)
+        return int(self.runtime.clock.timestamp() * 1000)
 
     def _locked(self) -> _DreamLock:
         return _DreamLock(self)
@@ -133,7 +133,7 @@ class DreamingService:
         untrusted (flush quarantine); the rule lives in :func:`engine.sessions.trust.file_promotion_origins`."""
         from clawmem.engine.sessions.trust import file_promotion_origins
 
-        return file_promotion_origins(self._conn(), self.engine.workspace, paths)
+        return file_promotion_origins(self._conn(), self.runtime.workspace, paths)
 
     def _written(self) -> consolidate.Written:
         """The lines Dreaming added to MEMORY.md in rewrites that are still applied: the only
@@ -143,7 +143,7 @@ class DreamingService:
 
     def _sync_memory(self) -> list[str]:
         try:
-            self.engine.sync(only={"MEMORY.md"}, embed=False, lock_timeout=5.0)
+            self.reindexer.sync(only={"MEMORY.md"}, embed=False, lock_timeout=5.0)
         except ClawmemError as exc:
             return [f"the index was not refreshed for MEMORY.md ({exc}); the next sync will do it"]
         return []
@@ -166,7 +166,7 @@ class DreamingService:
             raise ClawmemError(f"unknown phase {sorted(unknown)[0] if unknown else ''!r} (light, rem, deep or all)")
         if trigger not in ("manual", "scheduled", "tui"):
             raise ClawmemError(f"unknown trigger {trigger!r}")
-        self.engine.require_workspace()
+        self.runtime.require_workspace()
         with self._locked():
             return self._run(wanted, apply, trigger, progress or (lambda _phase: None), cancel)
 
@@ -180,10 +180,10 @@ class DreamingService:
     ) -> DreamRun:
         cfg = self.config
         conn = self._conn()
-        workspace = self.engine.workspace
+        workspace = self.runtime.workspace
         now = self._now_ms()
         run_id = uuid.uuid4().hex
-        with self.engine.store.write() as c:
+        with self.runtime.store.write() as c:
             dreaming_rows.insert_run(c, run_id, now, phases, trigger)
         warnings: list[str] = []
 
@@ -205,7 +205,7 @@ class DreamingService:
                 self.clock,
                 lookback_days=lookback,
                 limit=cfg.light_limit,
-                max_file_bytes=self.engine.settings.index.max_file_bytes,
+                max_file_bytes=self.runtime.settings.index.max_file_bytes,
                 file_origin=self._file_origins(daily),
             )
         dreams = report.dreams_path(workspace)
@@ -227,7 +227,7 @@ class DreamingService:
                 file_origins=origins,
                 display=self._display,
             )
-            with self.engine.store.write() as c:
+            with self.runtime.store.write() as c:
                 recall_rows.record_phase_hit(c, [s.key for s in light.staged], "light", now)
 
         rem: RemReport | None = None
@@ -243,7 +243,7 @@ class DreamingService:
                 file_origins=origins,
                 display=self._display,
             )
-            with self.engine.store.write() as c:
+            with self.runtime.store.write() as c:
                 recall_rows.record_rem_considered(c, considered, now)
                 recall_rows.record_phase_hit(c, [t.key for t in rem.truths], "rem", now)
 
@@ -295,7 +295,7 @@ class DreamingService:
             "operations": len(deep.operations) if deep else 0,
             "applied": 1 if applied and applied.applied else 0,
         }
-        with self.engine.store.write() as c:
+        with self.runtime.store.write() as c:
             dreaming_rows.finish_run(
                 c,
                 run_id,
@@ -372,7 +372,7 @@ class DreamingService:
                     NotPromoted(e.key, "consolidation origin/session", "consolidation origin/session filter")
                 )
                 continue
-            found = rehydrate(self.engine.workspace, row.path, row.start_line, row.end_line, row.snippet)
+            found = rehydrate(self.runtime.workspace, row.path, row.start_line, row.end_line, row.snippet)
             if isinstance(found, RehydrationFailure):
                 not_promoted.append(NotPromoted(e.key, found.category, found.reason))
                 continue
@@ -404,7 +404,7 @@ class DreamingService:
                     supersedes_key=_supersedes_in(found, focused),
                 )
             )
-        state = read_memory(self.engine.workspace)
+        state = read_memory(self.runtime.workspace)
         plan = consolidate.plan(
             state.text,
             candidates,
@@ -416,7 +416,7 @@ class DreamingService:
         )
         settled = [s.key for s in plan.skipped if s.category in ("already promoted", "already in MEMORY.md")]
         if settled:
-            with self.engine.store.write() as c:
+            with self.runtime.store.write() as c:
                 for key in settled:
                     recall_rows.set_promoted(c, key, now, now)
         not_promoted += [NotPromoted(s.key, s.category, s.reason) for s in plan.skipped]
@@ -463,7 +463,7 @@ class DreamingService:
     def _display(self, row: RecallRow) -> str:
         """What DREAMS.md shows for an entry: the text promotion would write (matched lines, no
         heading or markers), else the stored snippet cleaned."""
-        found = rehydrate(self.engine.workspace, row.path, row.start_line, row.end_line, row.snippet)
+        found = rehydrate(self.runtime.workspace, row.path, row.start_line, row.end_line, row.snippet)
         focused = None if isinstance(found, RehydrationFailure) else self._focus(row, found)
         return focused.text if focused is not None else display_snippet(row.snippet)
 
@@ -502,7 +502,7 @@ class DreamingService:
             reason=None,
             decided_at=None,
         )
-        with self.engine.store.write() as c:
+        with self.runtime.store.write() as c:
             dreaming_rows.insert_proposal(c, row)
             dreaming_rows.supersede_pending(c, except_id=row.id, at=now)
         return to_proposal(row)
@@ -588,7 +588,7 @@ class DreamingService:
         """``e`` plus what promoting it would write now: the text, its source lines and why."""
         matches = recall_rows.line_query_counts(self._conn(), row.entry_key)
         e = replace(e, line_matches=tuple(sorted(matches.items())))
-        found = rehydrate(self.engine.workspace, row.path, row.start_line, row.end_line, row.snippet)
+        found = rehydrate(self.runtime.workspace, row.path, row.start_line, row.end_line, row.snippet)
         if isinstance(found, RehydrationFailure):
             return replace(e, focus_detail=found.reason)
         focused = self._focus(row, found)
@@ -634,7 +634,7 @@ class DreamingService:
     def proposals(self, statuses: Sequence[str] | None = None) -> tuple[Proposal, ...]:
         """Proposals as they stand now: a pending one whose base no longer matches MEMORY.md is
         shown ``stale`` with the reason (approving it would refuse; the next cycle regenerates it)."""
-        current = current_sha256(self.engine.workspace / "MEMORY.md")
+        current = current_sha256(self.runtime.workspace / "MEMORY.md")
         return tuple(self._live(to_proposal(r), current) for r in dreaming_rows.list_proposals(self._conn(), statuses))
 
     def pending(self) -> tuple[Proposal, ...]:
@@ -642,7 +642,7 @@ class DreamingService:
         return self.proposals(("pending",))
 
     def proposal(self, proposal_id: str) -> Proposal:
-        current = current_sha256(self.engine.workspace / "MEMORY.md")
+        current = current_sha256(self.runtime.workspace / "MEMORY.md")
         return self._live(to_proposal(load(self._conn(), proposal_id)), current)
 
     @staticmethod
@@ -653,7 +653,7 @@ class DreamingService:
 
     def approve(self, proposal_id: str) -> ApplyResult:
         """Apply a pending proposal (hash-checked); a changed MEMORY.md makes it stale instead."""
-        self.engine.require_workspace()
+        self.runtime.require_workspace()
         with self._locked():
             return self._apply(load(self._conn(), proposal_id))
 
@@ -666,7 +666,7 @@ class DreamingService:
                 raise ClawmemError(f"proposal {row.id[:8]} is {row.status}; only pending proposals can be rejected")
             now = self._now_ms()
             current = recall_rows.get_many(conn, (o["candidate_key"] for o in row.operations))
-            with self.engine.store.write() as c:
+            with self.runtime.store.write() as c:
                 dreaming_rows.set_proposal_status(
                     c, row.id, "rejected", decided_at=now, reason=(reason or "").strip() or "rejected"
                 )
@@ -695,7 +695,7 @@ class DreamingService:
                 return f"the candidate from {short} no longer qualifies: {e.reason}"
             if not consolidation_eligible(e.path, e.origin_class, e.session_kind):
                 return f"the candidate from {short} no longer qualifies: origin {e.origin_class}"
-            found = rehydrate(self.engine.workspace, rec.path, rec.start_line, rec.end_line, rec.snippet)
+            found = rehydrate(self.runtime.workspace, rec.path, rec.start_line, rec.end_line, rec.snippet)
             if isinstance(found, RehydrationFailure):
                 return f"the source of {short} changed: {found.reason}"
             chunk = (
@@ -754,7 +754,7 @@ class DreamingService:
         now = self._now_ms()
 
         def refuse(reason: str) -> ApplyResult:
-            with self.engine.store.write() as c:
+            with self.runtime.store.write() as c:
                 dreaming_rows.set_proposal_status(c, row.id, "stale", decided_at=now, reason=reason)
             return ApplyResult(
                 self.proposal(row.id),
@@ -766,32 +766,32 @@ class DreamingService:
         problem = self._recheck(row, now)
         if problem:
             return refuse(problem)
-        state = read_memory(self.engine.workspace)
+        state = read_memory(self.runtime.workspace)
         if state.sha256 != row.base_sha256:
             return refuse("MEMORY.md changed since the proposal was made")
         result_bytes = encode_for(state, row.after_text)
         result_sha = sha256_bytes(result_bytes)
         pre_hash = sha256_bytes(state.raw_text.encode("utf-8"))
         pre_key = f"{iso_ms(now)}:{pre_hash[:12]}"
-        agent = self.engine.settings.agent_id
-        with self.engine.store.write() as c:
+        agent = self.runtime.settings.agent_id
+        with self.runtime.store.write() as c:
             dreaming_rows.insert_preimage(
                 c, PreimageRow(pre_key, row.id, now, state.raw_text, state.sha256, result_sha)
             )
             for op in row.operations:
-                for s in lineage.candidate_sessions(self.engine, op["candidate_key"], op["path"]):
+                for s in lineage.candidate_sessions(self.runtime, op["candidate_key"], op["path"]):
                     dreaming_rows.reserve_origin(
                         c, op["candidate_key"], agent, s.session_id, s.session_key, s.origin_class, s.observed_at
                     )
         try:
             write_rewrite(state, row.after_text, row.base_sha256)
         except ConflictError:
-            with self.engine.store.write() as c:
+            with self.runtime.store.write() as c:
                 dreaming_rows.delete_preimage(c, pre_key)
                 for op in row.operations:
                     dreaming_rows.release_origins(c, op["candidate_key"], agent)
             return refuse("MEMORY.md changed immediately before the write")
-        with self.engine.store.write() as c:
+        with self.runtime.store.write() as c:
             dreaming_rows.set_proposal_status(c, row.id, "applied", decided_at=now, result_sha256=result_sha)
             for op in row.operations:
                 recall_rows.set_promoted(c, op["candidate_key"], now, now)
@@ -834,7 +834,7 @@ class DreamingService:
             )
 
         try:
-            report.update_dreams(report.dreams_path(self.engine.workspace), update)
+            report.update_dreams(report.dreams_path(self.runtime.workspace), update)
         except ConflictError as exc:
             return [f"DREAMS.md history was not updated: {exc}"]
         return []
@@ -843,7 +843,7 @@ class DreamingService:
 
     def revert(self, proposal_id: str) -> RevertResult:
         """Restore MEMORY.md to an applied rewrite's preimage, only if it still holds that rewrite."""
-        self.engine.require_workspace()
+        self.runtime.require_workspace()
         with self._locked():
             conn = self._conn()
             row = load(conn, proposal_id)
@@ -857,7 +857,7 @@ class DreamingService:
                     f"{max(8, self.config.preimages_keep)} are); nothing was changed"
                 )
             preimage_text = decode_memory_bytes(pre.preimage.encode("utf-8"))[0] if pre.preimage else ""
-            state = read_memory(self.engine.workspace)
+            state = read_memory(self.runtime.workspace)
             current_text = state.text if state.exists else None
 
             def refused(message: str) -> RevertResult:
@@ -875,14 +875,14 @@ class DreamingService:
             now = self._now_ms()
             restored_sha = current_sha256(state.path)
             current = recall_rows.get_many(conn, (o["candidate_key"] for o in row.operations))
-            with self.engine.store.write() as c:
+            with self.runtime.store.write() as c:
                 dreaming_rows.set_proposal_status(c, row.id, "reverted", reverted_at=now)
                 for op in row.operations:
                     key = op["candidate_key"]
                     recall_rows.set_promoted(c, key, None, now)
                     signals = current[key].signal_count if key in current else int(op.get("signal_count", 0))
                     dreaming_rows.upsert_rejection(c, RejectionRow(key, row.id, signals, now, "reverted"))
-                    dreaming_rows.release_origins(c, key, self.engine.settings.agent_id)
+                    dreaming_rows.release_origins(c, key, self.runtime.settings.agent_id)
                 dreaming_rows.stale_pending(
                     c,
                     base_sha256_not=restored_sha,
@@ -892,7 +892,7 @@ class DreamingService:
             stamp = iso_ms(now) or ""
             try:
                 report.update_dreams(
-                    report.dreams_path(self.engine.workspace),
+                    report.dreams_path(self.runtime.workspace),
                     lambda text: report.append_reverted(text, stamp, row.id, pre.key),
                 )
             except ConflictError:
@@ -912,7 +912,7 @@ class DreamingService:
     def history(self) -> tuple[HistoryItem, ...]:
         conn = self._conn()
         keys = dreaming_rows.preimage_keys(conn)
-        current = current_sha256(self.engine.workspace / "MEMORY.md")
+        current = current_sha256(self.runtime.workspace / "MEMORY.md")
         out = []
         for r in dreaming_rows.list_proposals(conn, ("applied", "reverted")):
             out.append(
@@ -940,7 +940,7 @@ class _DreamLock:
 
     def __init__(self, service: DreamingService) -> None:
         self.service = service
-        self.lock = ReindexLock(service.engine.settings.agent_dir / "dreaming.lock", timeout=2.0)
+        self.lock = service.runtime.lock("dreaming", timeout=2.0)
         self.owner = False
 
     def __enter__(self) -> _DreamLock:

@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 import apsw
 from clawmem.engine.dreaming.times import iso_ms
 from clawmem.engine.errors import ClawmemError, ConflictError
-from clawmem.engine.index.lock import ReindexLock
 from clawmem.engine.sessions import flush as flushing
 from clawmem.engine.sessions import index as session_index
 from clawmem.engine.sessions import trust
@@ -58,7 +57,7 @@ from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
 from clawmem.engine.workspace.writes import replace_file
 
 if TYPE_CHECKING:
-    from clawmem.engine.facade import MemoryEngine
+    from clawmem.engine.runtime import Reindexer, Runtime
 
 CURATED = ("MEMORY.md", "memory.md")
 NEVER_EDITED = ("USER.md",)
@@ -386,12 +385,13 @@ def _excerpt(text: str, probe: str | None = None, width: int = 160) -> str:
 
 
 class ForgetService:
-    def __init__(self, engine: MemoryEngine) -> None:
-        self.engine = engine
+    def __init__(self, runtime: Runtime, reindexer: Reindexer) -> None:
+        self.runtime = runtime
+        self.reindexer = reindexer
 
     @property
     def _conn(self) -> apsw.Connection:
-        return self.engine.store.conn()
+        return self.runtime.store.conn()
 
     # ------------------------------------------------------------------------------ resolution
 
@@ -438,10 +438,10 @@ class ForgetService:
         cleaned = tuple(dict.fromkeys(s.strip() for s in selectors if s.strip()))
         if not cleaned:
             raise ClawmemError("give at least one --session ID or KEY (see `clawmem session list`)")
-        self.engine.require_workspace()
+        self.runtime.require_workspace()
         conn = self._conn
-        agent = self.engine.settings.agent_id
-        workspace = self.engine.workspace
+        agent = self.runtime.settings.agent_id
+        workspace = self.runtime.workspace
         resolutions = self.resolve(cleaned)
         ids = tuple(r.session_id for r in resolutions)
         selected = set(ids)
@@ -468,7 +468,7 @@ class ForgetService:
 
         # Files.
         files: list[_File] = []
-        for mf in discover(workspace, self.engine.settings.index.extra_paths):
+        for mf in discover(workspace, self.runtime.settings.index.extra_paths):
             if mf.rel.startswith("/") or ":" in mf.rel[:3] or mf.path.is_symlink():
                 continue
             loaded = self._load(mf.rel, mf.path, refusals, survives)
@@ -822,7 +822,7 @@ class ForgetService:
 
     def _load(self, rel: str, path: Path, refusals: list[Refusal], survives: list[Survivor]) -> _File | None:
         try:
-            if path.stat().st_size > self.engine.settings.index.max_file_bytes:
+            if path.stat().st_size > self.runtime.settings.index.max_file_bytes:
                 survives.append(Survivor(rel, rel, "larger than the index's file size limit; not checked"))
                 return None
             data = path.read_bytes()
@@ -913,7 +913,7 @@ class ForgetService:
         ``allow_unresolved``: then its id is tombstoned, so a session that arrives later with
         that id is refused on import.
         """
-        lock = ReindexLock(self.engine.settings.agent_dir / "dreaming.lock", timeout=5.0)
+        lock = self.runtime.lock("dreaming", timeout=5.0)
         if not lock.acquire():
             raise ClawmemError("a Dreaming run or review is in progress for this agent; try again shortly")
         try:
@@ -932,20 +932,20 @@ class ForgetService:
             refuse_unresolved(plan)
         if expected is not None and expected.fingerprint != plan.fingerprint:
             raise ClawmemError("the memory changed since the preview; nothing was deleted — preview again")
-        agent = self.engine.settings.agent_id
-        now = int(self.engine.clock.timestamp() * 1000)
+        agent = self.runtime.settings.agent_id
+        now = int(self.runtime.clock.timestamp() * 1000)
         refusals = list(plan.refusals)
         warnings: list[str] = []
 
         # 1. Tombstones first.
         tombstoned: list[str] = []
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             for sid in plan.session_ids:
                 if srows.insert_tombstone(conn, sid, agent, "forgotten", now):
                     tombstoned.append(sid)
 
         # 2. Index and plugin state.
-        with ReindexLock(self.engine.lock_path, timeout=30.0), self.engine.store.write() as conn:
+        with self.runtime.lock("reindex", timeout=30.0), self.runtime.store.write() as conn:
             forget_rows.delete_sources(conn, work.deleted_sources)
             forget_rows.delete_chunk_ids(conn, [c.chunk_id for c in plan.chunks])
             forget_rows.delete_cache_hashes(conn, work.cache_hashes)
@@ -970,7 +970,7 @@ class ForgetService:
             reindex.add(f.rel)
 
         # 5. Origins (and the sessions' provenance records) last.
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             forget_rows.delete_origins_for_entries(conn, plan.entry_keys, agent)
             forget_rows.delete_origins_for_sessions(conn, plan.session_ids, agent)
             srows.delete_segments_for_sessions(conn, plan.session_ids)
@@ -983,7 +983,7 @@ class ForgetService:
         # Re-index what changed, so search and the context preview see the new text at once.
         if reindex:
             try:
-                self.engine.sync(only=reindex, embed=False, lock_timeout=30.0)
+                self.reindexer.sync(only=reindex, embed=False, lock_timeout=30.0)
             except ClawmemError as exc:
                 warnings.append(f"the index was not refreshed ({exc}); the next sync will do it")
         residual = self.residual(
@@ -1029,13 +1029,13 @@ class ForgetService:
     ) -> tuple[ResidualHit, ...]:
         """Every place a selected snippet (or a record of the sessions) is still found."""
         conn = self._conn
-        agent = self.engine.settings.agent_id
+        agent = self.runtime.settings.agent_id
         probes = [p for p in snippets if len(p) >= trust.MIN_SNIPPET_CHARS]
         hits: list[ResidualHit] = []
-        workspace = self.engine.workspace
+        workspace = self.runtime.workspace
         paths = [
             (mf.rel, mf.path)
-            for mf in discover(workspace, self.engine.settings.index.extra_paths)
+            for mf in discover(workspace, self.runtime.settings.index.extra_paths)
             if not mf.rel.startswith("/")
         ]
         corpus_dir = workspace / CORPUS_DIR

@@ -34,7 +34,7 @@ from clawmem.engine.store import jobs_rows as rows
 from clawmem.engine.store.jobs_rows import JobRow, RunRow
 
 if TYPE_CHECKING:
-    from clawmem.engine.facade import MemoryEngine
+    from clawmem.engine.runtime import Runtime
 
 JOB_STATUSES = ("active", "done", "cancelled")
 MAX_DESCRIPTION_CHARS = 500
@@ -172,14 +172,14 @@ def latest_due(schedule: CronSchedule, tz: ZoneInfo, first: datetime, now: datet
 class JobService:
     """Add, list, cancel and run timed jobs of one agent."""
 
-    def __init__(self, engine: MemoryEngine) -> None:
-        self.engine = engine
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     # ------------------------------------------------------------------ conversion
 
     def _job(self, row: JobRow, *, with_runs: bool = True) -> Job:
         tz = ZoneInfo(row.timezone)
-        conn = self.engine.store.conn()
+        conn = self.runtime.store.conn()
 
         def dt(ms: int | None) -> datetime | None:
             return None if ms is None else datetime.fromtimestamp(ms / 1000, tz)
@@ -215,7 +215,7 @@ class JobService:
         )
 
     def _resolve(self, ident: str) -> JobRow:
-        conn = self.engine.store.conn()
+        conn = self.runtime.store.conn()
         key = ident.strip().lower()
         row = rows.get(conn, key) if key else None
         if row is not None:
@@ -255,7 +255,7 @@ class JobService:
         sender: str | None,
     ) -> tuple[JobRow | None, tuple[str, ...]]:
         errors: list[str] = []
-        now = self.engine.clock.now()
+        now = self.runtime.clock.now()
         desc = (description or "").strip()
         if not desc:
             errors.append("the description is empty; say what to remind of")
@@ -271,7 +271,7 @@ class JobService:
         for label, value in (("channel", chan), ("sender", who)):
             if value is not None and len(value) > MAX_SCOPE_CHARS:
                 errors.append(f"the {label} is {len(value)} characters; the limit is {MAX_SCOPE_CHARS}")
-        zone_name = (tz or "").strip() or local_zone_name(self.engine.settings.timezone)
+        zone_name = (tz or "").strip() or local_zone_name(self.runtime.settings.timezone)
         zi: ZoneInfo | None = None
         try:
             zi = zone(zone_name)
@@ -340,7 +340,7 @@ class JobService:
         row, errors = self._prepare(description, at=at, cron=cron, tz=tz, channel=channel, sender=sender)
         if row is None:
             raise JobValidationError(errors)
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             rows.insert(conn, row)
         return self._job(row)
 
@@ -349,7 +349,7 @@ class JobService:
     def list(self, status: str | None = None) -> tuple[Job, ...]:
         if status is not None and status not in JOB_STATUSES:
             raise ClawmemError(f"unknown job status {status!r}; use one of {', '.join(JOB_STATUSES)}")
-        return tuple(self._job(r) for r in rows.all_jobs(self.engine.store.conn(), status))
+        return tuple(self._job(r) for r in rows.all_jobs(self.runtime.store.conn(), status))
 
     def get(self, ident: str) -> Job:
         return self._job(self._resolve(ident))
@@ -357,10 +357,10 @@ class JobService:
     def history(self, ident: str, limit: int = 1_000) -> tuple[JobRun, ...]:
         row = self._resolve(ident)
         tz = ZoneInfo(row.timezone)
-        return tuple(self._run(r, tz) for r in rows.runs(self.engine.store.conn(), row.id, limit))
+        return tuple(self._run(r, tz) for r in rows.runs(self.runtime.store.conn(), row.id, limit))
 
     def cancel(self, ident: str) -> Job:
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             row = self._resolve(ident)
             if row.status != "active":
                 raise ClawmemError(f"job {row.id[:8]} is {row.status}; only active jobs can be cancelled")
@@ -373,7 +373,7 @@ class JobService:
 
     def _due(self, now: datetime) -> tuple[tuple[JobRow, datetime, int], ...]:
         out = []
-        for row in rows.due(self.engine.store.conn(), _ms(now)):
+        for row in rows.due(self.runtime.store.conn(), _ms(now)):
             assert row.next_run_at is not None
             first = datetime.fromtimestamp(row.next_run_at / 1000, UTC)
             if row.schedule_kind == "cron" and row.cron:
@@ -385,7 +385,7 @@ class JobService:
 
     def due(self, now: datetime | None = None) -> tuple[DueJob, ...]:
         """Jobs due at ``now`` (default: the clock), without changing anything."""
-        now = now or self.engine.clock.now()
+        now = now or self.runtime.clock.now()
         result = []
         for row, latest, skipped in self._due(now):
             tz = ZoneInfo(row.timezone)
@@ -394,10 +394,10 @@ class JobService:
 
     def run_due(self, now: datetime | None = None) -> RunDueReport:
         """Run every due job once (see the module docstring) and record it."""
-        now = now or self.engine.clock.now()
+        now = now or self.runtime.clock.now()
         now_ms = _ms(now)
         done: list[tuple[str, RunRow]] = []
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             for row, latest, skipped in self._due(now):
                 if row.schedule_kind == "cron" and row.cron:
                     nxt = parse_cron(row.cron).next_after(now, ZoneInfo(row.timezone))
@@ -409,7 +409,7 @@ class JobService:
                 done.append((row.id, run))
         results = []
         for job_id, run in done:
-            updated = rows.get(self.engine.store.conn(), job_id)
+            updated = rows.get(self.runtime.store.conn(), job_id)
             assert updated is not None
             job = self._job(updated)
             results.append(JobRunResult(job, self._run(run, ZoneInfo(job.timezone))))

@@ -65,7 +65,7 @@ from clawmem.engine.store import intents_rows as rows
 from clawmem.engine.store.intents_rows import IntentRow
 
 if TYPE_CHECKING:
-    from clawmem.engine.facade import MemoryEngine
+    from clawmem.engine.runtime import Runtime
 
 STATUSES = ("pending", "armed", "fired", "done", "cancelled", "expired")
 CANCELLABLE = ("pending", "armed", "fired")
@@ -481,20 +481,20 @@ def blockers(
 class IntentService:
     """Create, list, cancel, sweep and match standing intents of one agent."""
 
-    def __init__(self, engine: MemoryEngine) -> None:
-        self.engine = engine
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     # ------------------------------------------------------------------ helpers
 
     def _now_ms(self) -> int:
-        return _ms(self.engine.clock.now())
+        return _ms(self.runtime.clock.now())
 
     @property
     def _tz(self) -> tzinfo:
-        return self.engine.clock.tz
+        return self.runtime.clock.tz
 
     def _resolve(self, ident: str) -> IntentRow:
-        conn = self.engine.store.conn()
+        conn = self.runtime.store.conn()
         key = ident.strip().lower()
         if not key:
             raise ClawmemError("give the intent's id (see `clawmem intent list`)")
@@ -527,9 +527,9 @@ class IntentService:
         source_session_id: str | None = None,
     ) -> DraftCheck:
         """Validate a create request without writing anything: every problem, one line each."""
-        cfg = self.engine.settings.intents
+        cfg = self.runtime.settings.intents
         errors: list[str] = []
-        now = self.engine.clock.now()
+        now = self.runtime.clock.now()
 
         desc = (description or "").strip()
         if not desc:
@@ -636,7 +636,7 @@ class IntentService:
             raise IntentValidationError(result.errors)
         d = result.draft
         now_ms = self._now_ms()
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             row = rows.insert(
                 conn,
                 id=str(uuid.uuid4()),
@@ -657,7 +657,7 @@ class IntentService:
 
     def sweep(self) -> SweepResult:
         """Expire and re-arm by the clock (what heartbeat and cron hooks call)."""
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             expired, rearmed = rows.sweep(conn, self._now_ms())
         return SweepResult(expired, rearmed)
 
@@ -666,7 +666,7 @@ class IntentService:
         if status is not None and status not in STATUSES:
             raise ClawmemError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
         now_ms = self._now_ms()
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             rows.sweep(conn, now_ms)
             found = rows.all_rows(conn, status)
         return tuple(to_intent(r, now_ms) for r in found)
@@ -674,14 +674,14 @@ class IntentService:
     def get(self, ident: str) -> StandingIntent:
         """One intent by id or unique id prefix (≥ 6 characters), after a sweep."""
         now_ms = self._now_ms()
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             rows.sweep(conn, now_ms)
             row = self._resolve(ident)
         return to_intent(row, now_ms)
 
     def fires(self, ident: str | None = None, limit: int = 200) -> tuple[IntentFire, ...]:
         """Fire history, newest first: of one intent (id or prefix), or of all."""
-        conn = self.engine.store.conn()
+        conn = self.runtime.store.conn()
         intent_id = self._resolve(ident).id if ident is not None else None
         return tuple(
             IntentFire(f.intent_id, _dt(f.fired_at), f.channel, f.sender, f.prompt_excerpt)
@@ -691,7 +691,7 @@ class IntentService:
     def cancel(self, ident: str) -> StandingIntent:
         """Cancel a pending, armed or fired intent by id (or unique prefix); the row and its fires stay."""
         now_ms = self._now_ms()
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             rows.sweep(conn, now_ms)
             row = self._resolve(ident)
             if row.status not in CANCELLABLE:
@@ -713,9 +713,9 @@ class IntentService:
         ``apply=False`` (the trigger simulator) runs the very same transaction and rolls it back.
         ``explain=False`` (a host matching every message) gives verdicts for the fired intents only.
         """
-        cfg = self.engine.settings.intents
+        cfg = self.runtime.settings.intents
         max_n, max_chars = cfg.max_injected, cfg.max_injected_chars
-        now = self.engine.clock.now()
+        now = self.runtime.clock.now()
         now_ms = _ms(now)
         chan, who = normalize_channel(channel), normalize_sender(sender)
         tokens = prompt_tokens(prompt)
@@ -729,7 +729,7 @@ class IntentService:
         evaluated: set[str] = set()
         budget: dict[str, str] = {}
         scanned = 0
-        conn = self.engine.store.conn()
+        conn = self.runtime.store.conn()
         with rows.transaction(conn, commit=apply):
             swept = SweepResult(*rows.sweep(conn, now_ms))
             before = rows.all_rows(conn) if explain else []

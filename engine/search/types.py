@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clawmem.engine.kinds import Leg, Legs, OriginClass, ScoringMode, SearchMode
+
+__all__ = ["Leg", "Legs", "OriginClass", "ScoringMode", "SearchMode"]
+
 
 @dataclass(frozen=True)
 class ScoreBreakdown:
@@ -33,7 +37,7 @@ class ScoreBreakdown:
 
 @dataclass(frozen=True)
 class Provenance:
-    origin_class: str  # owner | agent | untrusted | system
+    origin_class: OriginClass
     session_kind: str
     observed_at: str | None  # ISO 8601
 
@@ -52,7 +56,7 @@ class SearchHit:
     triggers: tuple[str, ...] = ()
     project_keys: tuple[str, ...] = ()
     status: str = "active"  # "superseded" for a superseded USER.md entry
-    legs: tuple[str, ...] = ()  # which legs found it: keyword, path, vector
+    legs: tuple[Leg, ...] = ()  # which legs found it
     note: str | None = None  # why it is a near-miss, or how it got in (keyword rescue)
 
 
@@ -61,8 +65,8 @@ class SearchResponse:
     query: str
     results: tuple[SearchHit, ...]
     near_misses: tuple[SearchHit, ...]
-    mode: str  # hybrid | fts-only | vector-only
-    scoring: str  # calibrated | openclaw
+    mode: SearchMode
+    scoring: ScoringMode
     provider: str
     model: str
     fallback: str | None

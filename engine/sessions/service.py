@@ -50,7 +50,7 @@ from clawmem.engine.store import sessions_rows as rows
 from clawmem.engine.store.sessions_rows import SegmentRow, WindowRow
 
 if TYPE_CHECKING:
-    from clawmem.engine.facade import MemoryEngine
+    from clawmem.engine.runtime import Runtime
 
 KINDS = ("interactive", "cron", "heartbeat", "subagent")
 ROLES = ("user", "assistant", "tool")
@@ -332,18 +332,18 @@ def _counts(classes: list[str]) -> TrustCounts:
 
 
 class SessionService:
-    def __init__(self, engine: MemoryEngine) -> None:
-        self.engine = engine
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
     @property
     def _conn(self) -> apsw.Connection:
-        return self.engine.store.conn()
+        return self.runtime.store.conn()
 
     def _now_ms(self) -> int:
-        return int(self.engine.clock.timestamp() * 1000)
+        return int(self.runtime.clock.timestamp() * 1000)
 
     def _trusted(self, channel: str) -> bool:
-        return trust.channel_trusted(channel, trust.trusted_channels(self.engine.settings))
+        return trust.channel_trusted(channel, trust.trusted_channels(self.runtime.settings))
 
     def _refuse_forgotten(self, session_id: str) -> None:
         tomb = rows.tombstone(self._conn, session_id)
@@ -376,7 +376,7 @@ class SessionService:
         now = self._now_ms()
         imported: list[tuple[_Parsed, str, list[trust.EventTrust]]] = []
         written = 0
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             for s in parsed:
                 tomb = rows.tombstone(conn, s.session_id)
                 if tomb is not None:
@@ -429,7 +429,7 @@ class SessionService:
                 window = rows.get_window(self._conn, s.session_id)
                 if s.kind != "interactive":
                     skipped = f"{s.kind} session: notes are written for interactive sessions only"
-                elif window is not None and window.note_path and (self.engine.workspace / window.note_path).exists():
+                elif window is not None and window.note_path and (self.runtime.workspace / window.note_path).exists():
                     skipped = f"already has a note: {window.note_path}"
                 else:
                     try:
@@ -566,7 +566,7 @@ class SessionService:
         for s in segments:
             by_path.setdefault(s.path, []).append(s)
         for path, segs in by_path.items():
-            prov = trust.line_trust(self._conn, self.engine.workspace, path).provenance
+            prov = trust.line_trust(self._conn, self.runtime.workspace, path).provenance
             located = {loc.row.seq: loc for loc in prov.located} if prov else {}
             for s in segs:
                 loc = located.get(s.seq)
@@ -589,7 +589,7 @@ class SessionService:
     def provenance(self, rel: str) -> FileProvenanceView:
         """Flush provenance of one memory file: segments, their classes, unrecorded changes."""
         conn = self._conn
-        lt = trust.line_trust(conn, self.engine.workspace, rel)
+        lt = trust.line_trust(conn, self.runtime.workspace, rel)
         prov = lt.provenance
         return FileProvenanceView(
             path=rel,
@@ -626,7 +626,7 @@ class SessionService:
 
     def write_note(self, session_id: str) -> NoteResult:
         """Write the session-memory note ``memory/YYYY-MM-DD-<slug>.md`` (interactive sessions only)."""
-        self.engine.require_workspace()
+        self.runtime.require_workspace()
         self._refuse_forgotten(session_id)
         w = self._window(session_id)
         if w.kind != "interactive":
@@ -634,7 +634,7 @@ class SessionService:
                 f"session {session_id} is a {w.kind} session; session-memory notes are written for interactive "
                 "sessions only"
             )
-        if w.note_path and (self.engine.workspace / w.note_path).exists():
+        if w.note_path and (self.runtime.workspace / w.note_path).exists():
             raise ClawmemError(f"session {session_id} already has a note: {w.note_path}")
         events = rows.events(self._conn, session_id)
         objs = [json.loads(e.event_json) for e in events]
@@ -668,7 +668,7 @@ class SessionService:
         text = "\n".join(lines)
         written = flushing.append_segment(
             self._conn,
-            self.engine.workspace,
+            self.runtime.workspace,
             rel,
             text,
             origin="agent",
@@ -679,12 +679,12 @@ class SessionService:
             now_ms=self._now_ms(),
             create_only=True,
         )
-        with self.engine.store.write() as conn:
+        with self.runtime.store.write() as conn:
             rows.set_note_path(conn, w.session_id, rel)
         return NoteResult(w.session_id, rel, written.line_end - written.line_start + 1, len(kept), left_out)
 
     def _free_note_path(self, day: str, slug: str) -> str:
-        memory = self.engine.workspace / "memory"
+        memory = self.runtime.workspace / "memory"
         for n in range(1, 1000):
             name = f"{day}-{slug}.md" if n == 1 else f"{day}-{slug}-{n}.md"
             if not (memory / name).exists() and not (memory / name).is_symlink():
@@ -718,12 +718,12 @@ class SessionService:
         ``untrusted`` marks the text untrusted; ``agent`` when the program derives ``untrusted``
         is refused (nothing is written), so no caller can raise tainted text to ``agent``.
         """
-        self.engine.require_workspace()
+        self.runtime.require_workspace()
         if not text.strip():
             raise ClawmemError("nothing to flush: the text is empty")
         if origin is not None and origin not in ("agent", "untrusted"):
             raise ClawmemError(f"unknown origin {origin!r}: use agent or untrusted")
-        day = date or self.engine.clock.today()
+        day = date or self.runtime.clock.today()
         if not _DATE.match(day) or not _valid_date(day):
             raise ClawmemError(f"not a date: {day!r} (use YYYY-MM-DD)")
         self._refuse_forgotten(session_id)
@@ -738,7 +738,7 @@ class SessionService:
         rel = f"memory/{day}.md"
         written = flushing.append_segment(
             self._conn,
-            self.engine.workspace,
+            self.runtime.workspace,
             rel,
             text,
             origin=final,

@@ -53,8 +53,6 @@ from clawmem.engine.store import sessions_rows as srows
 from clawmem.engine.store.sessions_rows import SegmentRow
 from clawmem.engine.workspace.files import MemoryFile, origin_for_rel
 
-ORIGIN_CLASSES = ("owner", "agent", "system", "untrusted")
-SESSION_KINDS = ("interactive", "cron", "heartbeat", "subagent")
 AUTO_INJECT_ORIGINS = ("owner", "agent")
 PROMOTABLE_ORIGINS = ("owner", "agent")
 # Channels where a user message is the owner typing (clawmem's default; a group or a public

@@ -60,7 +60,7 @@ def test_bad_files_are_skipped_and_reported(fts_engine: MemoryEngine, workspace:
     assert any("latin1.md" in w for w in report.warnings)
     from clawmem.engine.status import build_status
 
-    status = build_status(fts_engine)
+    status = build_status(fts_engine.index)
     assert {p for p, _ in status.skipped} == {"memory/binary.md", "memory/latin1.md"}
     assert status.files_indexed == 12
 
@@ -83,7 +83,7 @@ def test_identity_mismatch_is_detected(home: Path, workspace: Path) -> None:
     assert state.mismatched and any("chunkTokens" in d for d in state.differences)
     from clawmem.engine.status import build_status
 
-    status = build_status(e2, deep=True)
+    status = build_status(e2.index, deep=True)
     assert status.fix_hint and "index --force" in status.fix_hint
     report = e2.sync()  # a sync with a mismatched identity rebuilds
     assert report.rebuilt and not e2.index_state().mismatched

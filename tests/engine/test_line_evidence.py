@@ -219,7 +219,7 @@ def test_line_vectors_off_skips_the_pass_and_the_evidence(tmp_path: Path, defaul
         from clawmem.engine.status import build_status
         from clawmem.tui.status_text import line_vectors_text
 
-        status = build_status(engine)
+        status = build_status(engine.index)
         assert status.line_vectors_waiting == 0 and line_vectors_text(status).startswith("off")
     finally:
         engine.close()

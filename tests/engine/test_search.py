@@ -265,7 +265,7 @@ def test_repeated_searches_in_one_process_return_the_same_ranking(
     again, again_scores = ranking("has the return ticket been booked")
     assert again == first
     assert again_scores == pytest.approx(first_scores, abs=1e-4)  # float32 sums in another order
-    assert indexed_engine._matrix is not None
+    assert indexed_engine.searcher._matrix is not None
     (workspace / "memory" / "2026-11-06.md").write_text("- 返程车票已经订好了：周日 G7512。\n", encoding="utf-8")
     indexed_engine.sync()
     after = indexed_engine.search("has the return ticket been booked", record=False, min_score=0.0, sync=False)

@@ -42,3 +42,25 @@ def test_no_sql_outside_store() -> None:
             if pattern.search(line) and ('"' in line or "'" in line) and "execute" in line:
                 offenders.append(f"{path.relative_to(root)}:{n}")
     assert offenders == []
+
+
+def test_only_the_facade_knows_the_facade() -> None:
+    """Services receive a runtime and narrow protocols (engine/runtime.py), never the engine:
+    no module under engine/ but the facade itself imports it, even for type checking."""
+    import ast
+    from pathlib import Path
+
+    root = Path(engine.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        if path == root / "facade.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            if any(n.endswith("engine.facade") or n == "facade" for n in names):
+                offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert offenders == []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from clawmem.engine.context.budget import describe_ranges
-from clawmem.engine.context.service import SESSION_KINDS, StartupContext, StartupFile, TriggerCandidate, TriggerPreview
+from clawmem.engine.context.service import STARTUP_KINDS, StartupContext, StartupFile, TriggerCandidate, TriggerPreview
 from clawmem.tui.cli import common
 
 
@@ -20,9 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument(
         "--kind",
-        type=common.one_of("--kind", SESSION_KINDS),
+        type=common.one_of("--kind", STARTUP_KINDS),
         default="private",
-        metavar=common.choices_metavar(SESSION_KINDS),
+        metavar=common.choices_metavar(STARTUP_KINDS),
         help="session kind (default private)",
     )
     p.add_argument("--text", action="store_true", help="also print the injected text of every loaded file")

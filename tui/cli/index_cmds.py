@@ -85,7 +85,7 @@ def status_json(report: StatusReport) -> dict[str, object]:
 def cmd_status(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     engine.require_workspace()
-    report = build_status(engine, deep=args.deep)
+    report = build_status(engine.index, deep=args.deep)
     if args.json:
         common.print_json([{"agent_id": report.agent_id, "status": status_json(report)}])
         return 0

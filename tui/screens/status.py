@@ -63,7 +63,7 @@ class StatusPane(Vertical):
     @work(thread=True, exclusive=True, group="status", exit_on_error=False)
     def _load(self, deep: bool) -> None:
         try:
-            report = build_status(self.app.engine, deep=deep)  # type: ignore[attr-defined]
+            report = build_status(self.app.engine.index, deep=deep)  # type: ignore[attr-defined]
         except ClawmemError as exc:
             self.post_message(EngineFailed(str(exc), "status"))
             return

@@ -1,0 +1,352 @@
+"""``IndexService``: the derived index of one agent — the embedding provider, the index's
+identity, incremental sync and shadow rebuild, the embedding pass, reset and the watcher.
+
+It owns the provider choice (loaded once, on first use) and writes the index under the
+reindex lock, so a watcher sync, a forced rebuild and another clawmem process never write it
+at the same time; the embedding pass runs outside that lock under its own (``embed.lock``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from clawmem.engine.embed.provider import EmbeddingProvider, provider_key
+from clawmem.engine.embed.select import ProviderChoice, select_provider
+from clawmem.engine.index.chunking import CHUNKING_VERSION
+from clawmem.engine.index.embedding_pass import EmbedProgress, EmbedStats, embed_pending
+from clawmem.engine.index.identity import (
+    FTS_ONLY_MODEL,
+    IndexIdentity,
+    scope_hash,
+    semantic_only_differences,
+)
+from clawmem.engine.index.rebuild import shadow_rebuild
+from clawmem.engine.index.sync import EmbedderIdentity, Progress, sync_text
+from clawmem.engine.index.watcher import ChangeCallback, WorkspaceWatcher
+from clawmem.engine.runtime import Runtime
+from clawmem.engine.sessions import index as session_index
+from clawmem.engine.sessions import trust
+from clawmem.engine.store import index_rows as rows
+from clawmem.engine.store.schema import (
+    drop_derived,
+    ensure_chunks_fts,
+    ensure_schema,
+    ensure_vec_table,
+    fts_tokenizer_in_use,
+)
+from clawmem.engine.workspace.files import MemoryFile, discover
+
+CONFIGURED: object = object()
+"""The ``provider`` default: the configured embedding provider, chosen on first use."""
+
+
+@dataclass(frozen=True)
+class IndexState:
+    stored: IndexIdentity | None
+    expected: IndexIdentity
+    differences: tuple[str, ...]
+
+    @property
+    def empty(self) -> bool:
+        return self.stored is None
+
+    @property
+    def mismatched(self) -> bool:
+        return self.stored is not None and bool(self.differences)
+
+    @property
+    def semantic_paused(self) -> bool:
+        """Vectors in the index were made differently from the query's: don't mix them."""
+        if self.stored is None or not self.stored.semantic:
+            return False
+        return self.mismatched
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    files: int
+    chunks: int
+    embedded: int  # vectors computed by the model in this run
+    cache_hits: int  # vectors reused from the embedding cache
+    skipped: tuple[tuple[str, str], ...]  # (path, reason)
+    warnings: tuple[str, ...]
+    duration_ms: int
+    rebuilt: bool
+    changed_files: int
+    removed_files: int
+    pending_embeddings: int  # chunks still without a vector
+    cancelled: bool
+    embedded_lines: int = 0  # line vectors computed by the model in this run (line evidence)
+
+
+class IndexService:
+    """The index of ``runtime``'s agent. ``provider``: an injected embedding provider (tests,
+    benchmarks), ``None`` for keyword-only; left out, the configured one is chosen on first use."""
+
+    def __init__(self, runtime: Runtime, *, provider: EmbeddingProvider | object | None = CONFIGURED) -> None:
+        self.runtime = runtime
+        self.settings = runtime.settings
+        self.store = runtime.store
+        self.clock = runtime.clock
+        self._choice_lock = threading.Lock()
+        self._choice: ProviderChoice | None = None
+        conn = self.store.conn()
+        if fts_tokenizer_in_use(conn) is None:
+            ensure_chunks_fts(conn, self.settings.index.fts_tokenizer)
+        if provider is not CONFIGURED:
+            self._choice = ProviderChoice(
+                provider if provider is not None else None,  # type: ignore[arg-type]
+                "injected",
+                False,
+                None,
+            )
+
+    def provider_choice(self, progress: Callable[[str], None] | None = None) -> ProviderChoice:
+        """The embedding provider for this run, loaded on first use (raises if required and broken)."""
+        with self._choice_lock:
+            if self._choice is None:
+                self._choice = select_provider(self.settings, progress=progress)
+            return self._choice
+
+    @property
+    def provider_loaded(self) -> bool:
+        """Whether the provider is chosen and its model in memory (nothing to load when none)."""
+        choice = self._choice
+        return choice is not None and bool(getattr(choice.provider, "loaded", True))
+
+    def load_model(self, progress: Callable[[str], None] | None = None) -> None:
+        """Choose the provider and load its model now, so the first search does not wait."""
+        provider = self.provider_choice(progress=progress).provider
+        load = getattr(provider, "load", None)
+        if load is not None:
+            load()
+
+    def embedder_identity(self, choice: ProviderChoice | None = None) -> EmbedderIdentity | None:
+        choice = choice or self.provider_choice()
+        p = choice.provider
+        if p is None:
+            return None
+        return EmbedderIdentity(provider=p.provider_id, model=p.model, provider_key=provider_key(p), dims=p.dims)
+
+    def expected_identity(self, choice: ProviderChoice | None = None) -> IndexIdentity:
+        ident = self.embedder_identity(choice)
+        idx = self.settings.index
+        return IndexIdentity(
+            model=ident.model if ident else FTS_ONLY_MODEL,
+            provider=ident.provider if ident else "none",
+            providerKey=ident.provider_key if ident else "",
+            sources=tuple(idx.sources),
+            scopeHash=scope_hash(tuple(idx.extra_paths)),
+            chunkTokens=idx.chunk_tokens,
+            chunkOverlap=idx.chunk_overlap,
+            chunkingVersion=CHUNKING_VERSION,
+            vectorDims=ident.dims if ident else 0,
+            ftsTokenizer=idx.fts_tokenizer,
+        )
+
+    def stored_identity(self) -> IndexIdentity | None:
+        text = rows.get_meta(self.store.conn(), "identity")
+        return IndexIdentity.from_json(text) if text else None
+
+    def index_state(self, choice: ProviderChoice | None = None) -> IndexState:
+        expected = self.expected_identity(choice)
+        stored = self.stored_identity()
+        diffs = tuple(expected.differences(stored)) if stored else ()
+        return IndexState(stored=stored, expected=expected, differences=diffs)
+
+    # ------------------------------------------------------------------ indexing
+
+    def files(self) -> list[MemoryFile]:
+        return discover(self.runtime.workspace, self.settings.index.extra_paths)
+
+    def sync(
+        self,
+        *,
+        force: bool = False,
+        only: set[str] | None = None,
+        embed: bool = True,
+        progress: Progress | None = None,
+        embed_progress: EmbedProgress | None = None,
+        line_progress: EmbedProgress | None = None,
+        cancel: threading.Event | None = None,
+        lock_timeout: float = 30.0,
+    ) -> SyncReport:
+        """Bring the index up to date with the files (a shadow rebuild when needed).
+
+        ``embed=False`` writes text, FTS and cached vectors only (seconds); the caller runs
+        :meth:`embed_pending` afterwards, e.g. in a background worker.
+        """
+        self.runtime.require_workspace()
+        started = time.perf_counter()
+        choice = self.provider_choice()
+        warnings: list[str] = []
+        if choice.error:
+            warnings.append(f"{choice.error}; search is keyword-only")
+        embedder = self.embedder_identity(choice)
+        vec = self.store.vec_available
+        if not vec and embedder is not None:
+            warnings.append(f"{self.store.vec_error}; vector search uses the slower built-in scan")
+        with self.runtime.lock("reindex", timeout=lock_timeout):
+            conn = self.store.conn()
+            state = self.index_state(choice)
+            files = self.files()
+            rebuilt = False
+            keep_semantic = state.stored is not None and semantic_only_differences(state.stored, state.expected)
+            origin = trust.origin_resolver(conn, self.runtime.workspace)  # flush provenance lowers path origins
+            sessions_on = session_index.enabled(self.settings)  # the "sessions" source; skips tombstoned
+            if force or state.empty or (state.mismatched and not keep_semantic):
+                result = shadow_rebuild(
+                    conn,
+                    self.settings.db_path,
+                    self.settings,
+                    self.clock,
+                    files,
+                    identity=state.expected,
+                    embedder=embedder,
+                    vec=vec,
+                    origin=origin,
+                    progress=progress,
+                    cancel=cancel,
+                    before_publish=session_index.rebuild_hook(conn, self.settings, self.clock, embedder)
+                    if sessions_on
+                    else None,
+                )
+                stats = result.stats
+                rebuilt = True
+            else:
+                if keep_semantic:
+                    warnings.append(
+                        "the index was built with a model that is not available now; new text is "
+                        "keyword-only until it loads (the semantic index is kept)"
+                    )
+                    embedder = None
+                elif embedder is not None and vec:
+                    with conn:
+                        ensure_vec_table(conn, embedder.dims)
+                stats = sync_text(
+                    conn,
+                    self.settings,
+                    self.clock,
+                    files,
+                    embedder=embedder,
+                    vec=vec and embedder is not None,
+                    only=only,
+                    origin=origin,
+                    progress=progress,
+                    cancel=cancel,
+                )
+                if sessions_on and only is None and not stats.cancelled:
+                    session_index.sync_sessions(conn, conn, self.settings, self.clock, embedder=embedder)
+        # Embedding runs after the text phase released the reindex lock: it can take minutes,
+        # and a watcher sync or another search must not wait for it.
+        embed_stats: EmbedStats | None = None
+        if embed and embedder is not None and not keep_semantic and not stats.cancelled:
+            embed_stats = self.embed_pending(progress=embed_progress, line_progress=line_progress, cancel=cancel)
+        total, embedded_total = rows.count_chunks(conn)
+        for rel, reason in stats.skipped:
+            warnings.append(f"skipped {rel}: {reason}")
+        return SyncReport(
+            files=stats.files,
+            chunks=total,
+            embedded=embed_stats.model_calls if embed_stats else 0,
+            cache_hits=stats.cache_hits + (embed_stats.cache_hits if embed_stats else 0),
+            skipped=tuple(stats.skipped),
+            warnings=tuple(warnings),
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            rebuilt=rebuilt,
+            changed_files=stats.changed,
+            removed_files=stats.removed,
+            pending_embeddings=(total - embedded_total) if embedder is not None else 0,
+            cancelled=stats.cancelled or bool(embed_stats and embed_stats.cancelled),
+            embedded_lines=embed_stats.line_calls if embed_stats else 0,
+        )
+
+    def embed_pending(
+        self,
+        *,
+        progress: EmbedProgress | None = None,
+        line_progress: EmbedProgress | None = None,
+        cancel: threading.Event | None = None,
+        limit: int | None = None,
+        lock_timeout: float | None = 0.0,
+        on_wait: Callable[[], None] | None = None,
+    ) -> EmbedStats | None:
+        """Compute vectors for chunks that lack one, then line vectors for the multi-line chunks
+        that lack them (resumable; None when keyword-only). ``progress`` counts chunks,
+        ``line_progress`` chunk texts whose lines are embedded.
+
+        Not under the reindex lock: each batch is its own transaction, and a chunk replaced
+        by a concurrent text sync simply no longer matches (its vector still lands in the cache).
+        One pass at a time per agent (``embed.lock``): ``lock_timeout`` is how long to wait for
+        another pass to finish (0: return None at once; None: wait until it is free, or until
+        ``cancel`` is set); ``on_wait`` is called once when this pass has to wait.
+        """
+        choice = self.provider_choice()
+        if choice.provider is None or self.index_state(choice).semantic_paused:
+            return None
+        lock = self.runtime.lock("embed", timeout=lock_timeout)
+        if not lock.acquire(cancel=cancel, on_wait=on_wait):
+            return None  # another pass is embedding this agent's chunks (or we were cancelled waiting)
+        try:
+            return self._embed_locked(progress, line_progress, cancel, limit)
+        finally:
+            lock.release()
+
+    def _embed_locked(
+        self,
+        progress: EmbedProgress | None,
+        line_progress: EmbedProgress | None,
+        cancel: threading.Event | None,
+        limit: int | None,
+    ) -> EmbedStats | None:
+        choice = self.provider_choice()
+        ident = self.embedder_identity(choice)
+        if choice.provider is None or ident is None:
+            return None
+        conn = self.store.conn()
+        vec = self.store.vec_available
+        if vec:
+            with conn:
+                ensure_vec_table(conn, ident.dims)
+        return embed_pending(
+            conn,
+            choice.provider,
+            ident,
+            self.clock,
+            vec=vec,
+            batch_size=self.settings.embedding.batch_size,
+            cache_cap=self.settings.embedding.cache_max_entries,
+            limit=limit,
+            progress=progress,
+            line_progress=line_progress,
+            cancel=cancel,
+            lines=self.settings.embedding.line_vectors,
+        )
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(chunks with a vector, all chunks)."""
+        total, embedded = rows.count_chunks(self.store.conn())
+        return embedded, total
+
+    def reset(self) -> None:
+        """Drop the derived tables (spec §2); sessions, origins, intents … are kept."""
+        with self.runtime.lock("reindex", timeout=30.0):
+            conn = self.store.conn()
+            drop_derived(conn)
+            ensure_schema(conn)
+            ensure_chunks_fts(conn, self.settings.index.fts_tokenizer)
+
+    def watch(self, callback: ChangeCallback) -> WorkspaceWatcher:
+        """Start a debounced watcher; the caller stops it."""
+        return WorkspaceWatcher(self.runtime.workspace, callback, self.settings.index.watch_debounce_ms).start()
+
+    def embedding_active(self) -> bool:
+        """Whether an embedding pass (this process's worker or another clawmem) is running now."""
+        probe = self.runtime.lock("embed", timeout=0.0)
+        if probe.acquire():
+            probe.release()
+            return False
+        return True

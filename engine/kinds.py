@@ -1,0 +1,32 @@
+"""The engine's closed vocabularies: each a ``Literal`` that mypy checks where it travels, and
+the tuple of its values (``typing.get_args``) that validates what a user or a file hands in.
+
+Only names that cross module boundaries live here; a state private to one module stays there.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+ScoringMode = Literal["calibrated", "openclaw"]
+"""How a search scores: clawmem's calibrated vectors, or OpenClaw 2026.9.6's exact formula."""
+
+Legs = Literal["hybrid", "keyword", "vector"]
+"""Which retrieval legs a search runs (``--mode``)."""
+
+Leg = Literal["keyword", "path", "vector", "date"]
+"""One leg that found a hit (a hit lists every leg that found it)."""
+
+SearchMode = Literal["hybrid", "fts-only", "vector-only"]
+"""What a search actually ran, after the model and the index had their say."""
+
+OriginClass = Literal["owner", "agent", "system", "untrusted"]
+"""Who a line came from (spec §8); ordered from most to least trusted."""
+
+SessionKind = Literal["interactive", "cron", "heartbeat", "subagent"]
+"""What kind of session produced a transcript (only interactive ones yield promotion candidates)."""
+
+SCORING_MODES: tuple[ScoringMode, ...] = get_args(ScoringMode)
+LEG_CHOICES: tuple[Legs, ...] = get_args(Legs)
+ORIGIN_CLASSES: tuple[OriginClass, ...] = get_args(OriginClass)
+SESSION_KINDS: tuple[SessionKind, ...] = get_args(SessionKind)

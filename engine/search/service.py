@@ -1,0 +1,185 @@
+"""``SearchService``: the memory search of one agent, and the caches that make it fast.
+
+It validates the request, brings the index up to date (text only, without waiting for a busy
+writer), picks the vectors it may use, runs the staged pipeline (:mod:`.pipeline`) and records
+the recall signals Dreaming promotes from. The in-memory vector matrix and the calibration
+background live here, one per open agent, and are rebuilt when the index changes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import apsw
+from clawmem.engine import recall
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.index.service import IndexService
+from clawmem.engine.kinds import LEG_CHOICES, SCORING_MODES
+from clawmem.engine.runtime import Runtime
+from clawmem.engine.search.calibration import SAMPLE_SIZE, Background, build_background
+from clawmem.engine.search.pipeline import SearchRequest, VectorContext, run_search
+from clawmem.engine.search.types import Legs, ScoringMode, SearchResponse
+from clawmem.engine.search.vector import VectorMatrix, build_matrix
+from clawmem.engine.store import index_rows as rows
+from clawmem.engine.store import search_queries
+from clawmem.engine.store.index_rows import blob_to_vec
+from clawmem.engine.store.schema import fts_tokenizer_in_use
+
+MATRIX_REBUILD_S = 30.0
+
+
+class SearchService:
+    def __init__(self, runtime: Runtime, index: IndexService) -> None:
+        self.runtime = runtime
+        self.index = index
+        self.settings = runtime.settings
+        self.store = runtime.store
+        self.clock = runtime.clock
+        self._background: tuple[tuple[int, str], Background | None] | None = None
+        self._matrix: tuple[tuple[int, int, str], VectorMatrix | None] | None = None
+        self._matrix_built_at = 0.0
+        self._searches = 0
+
+    def search(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        min_score: float | None = None,
+        project_keys: tuple[str, ...] = (),
+        scoring: ScoringMode | None = None,
+        legs: Legs = "hybrid",
+        record: bool = True,
+        sync: bool = True,
+        include_untrusted: bool = False,
+        sources: tuple[str, ...] | None = None,
+    ) -> SearchResponse:
+        """Hybrid search with a breakdown per hit and the near-misses (DESIGN §5).
+
+        ``record=False`` keeps the search out of the recall signals Dreaming promotes from
+        (previews, the TUI's search-as-you-type until a result is opened, ``--no-record``).
+        Untrusted-origin hits (web pages, other people) are left out and listed among the
+        near-misses with the reason, unless ``include_untrusted``; then they are labelled.
+        ``sources`` defaults to the indexed sources (``index.sources``: memory, and sessions when
+        session indexing is on).
+        """
+        if not query.strip():
+            raise ClawmemError("the query is empty")
+        s = self.settings.search
+        max_results = s.max_results if max_results is None else max_results
+        min_score = s.min_score if min_score is None else min_score
+        if not 1 <= max_results <= 200:
+            raise ClawmemError("max results must be between 1 and 200")
+        if not 0.0 <= min_score <= 1.0:
+            raise ClawmemError("min score must be between 0 and 1")
+        if scoring is not None and scoring not in SCORING_MODES:
+            raise ClawmemError(f"unknown scoring {scoring!r} (calibrated or openclaw)")
+        scoring = scoring or s.scoring
+        if legs not in LEG_CHOICES:
+            raise ClawmemError(f"unknown search mode {legs!r} (hybrid, keyword or vector)")
+        warnings: list[str] = []
+        conn = self.store.conn()
+        if self.index.stored_identity() is None and self.runtime.workspace.is_dir():
+            # The spec: an empty index runs one sync first. Callers that sync themselves (the app's
+            # background worker) get the text only; the worker embeds.
+            self.index.sync(embed=sync)
+        elif sync and self.runtime.workspace.is_dir():
+            try:
+                self.index.sync(embed=False, lock_timeout=0.0)
+            except ClawmemError as exc:  # busy elsewhere: search what is there
+                warnings.append(str(exc))
+            except apsw.BusyError:  # another process holds the write lock past the busy timeout
+                warnings.append("the index is being written by another process; searched what is there")
+        choice = self.index.provider_choice() if legs != "keyword" else None
+        state = self.index.index_state(choice) if choice is not None else None
+        provider = choice.provider if choice is not None else None
+        paused = None
+        if state is not None and state.semantic_paused:
+            paused = (
+                "semantic search is paused: the index was built with different settings "
+                f"({'; '.join(state.differences)}) — run `clawmem index --force`"
+            )
+            provider = None
+        elif state is not None and state.mismatched:
+            warnings.append(
+                "the index does not match the current settings "
+                f"({'; '.join(state.differences)}) — run `clawmem index --force`"
+            )
+        ident = self.index.embedder_identity(choice) if provider is not None else None
+        embedded, total = self.index.vector_coverage()
+        coverage = embedded / total if total else 0.0
+        vctx = VectorContext(
+            provider=provider,
+            model=ident.model if ident else None,
+            use_vec=self.store.vec_available,
+            background=lambda: self._background_matrix(ident.model if ident else ""),
+            paused_reason=paused,
+            matrix=lambda: self._vector_matrix(ident.model if ident else ""),
+            provider_key=ident.provider_key if ident and self.settings.embedding.line_vectors else None,
+        )
+        if choice is not None and choice.error:
+            warnings.append(f"{choice.error}; keyword-only")
+        if legs == "vector" and provider is None:
+            raise ClawmemError("vector search needs an embedding model, and none is available")
+        response = run_search(
+            conn,
+            SearchRequest(
+                query,
+                max_results,
+                min_score,
+                tuple(project_keys),
+                scoring,
+                legs,
+                include_untrusted=include_untrusted,
+                sources=tuple(sources) if sources else tuple(self.settings.index.sources),
+                today=self.clock.local_now().date(),
+            ),
+            self.settings,
+            self.clock.now(),
+            vctx,
+            tokenizer=fts_tokenizer_in_use(conn) or self.settings.index.fts_tokenizer,
+            coverage=coverage,
+            chunk_total=total,
+            embedding_active=coverage < 1.0 and self.index.embedding_active(),
+            warnings=warnings,
+        )
+        if choice is not None and choice.error:
+            response = replace(response, fallback=choice.error)
+        if state is not None and state.mismatched:
+            response = replace(response, stale=True, action="clawmem index --force")
+        if record:
+            recall.record_search(conn, query, response.results, self.clock)
+        return response
+
+    def _vector_matrix(self, model: str) -> VectorMatrix | None:
+        """All vectors in memory, for processes that search more than once (the app, benches).
+
+        A one-shot CLI search keeps using sqlite-vec (loading 100k vectors costs ~1 s); while
+        the embedding pass is adding vectors the matrix is rebuilt at most every 30 s, and
+        sqlite-vec answers in between, so results are always complete.
+        """
+        self._searches += 1
+        if self._searches < 2 or not model:
+            return None
+        conn = self.store.conn()
+        key = (rows.revision(conn), search_queries.vector_count(conn), model)
+        if self._matrix is not None and self._matrix[0] == key:
+            return self._matrix[1]
+        if self._matrix is not None and time.monotonic() - self._matrix_built_at < MATRIX_REBUILD_S:
+            return None
+        matrix = build_matrix(conn, model)
+        self._matrix = (key, matrix)
+        self._matrix_built_at = time.monotonic()
+        return matrix
+
+    def _background_matrix(self, model: str) -> Background | None:
+        """A spread of stored vectors for calibration, cached until the vector count changes."""
+        conn = self.store.conn()
+        key = (search_queries.vector_count(conn), model)
+        if self._background is not None and self._background[0] == key:
+            return self._background[1]
+        sample = search_queries.background_sample(conn, model, SAMPLE_SIZE)
+        background = build_background([blob_to_vec(b) for b, _ in sample], [t for _, t in sample])
+        self._background = (key, background)
+        return background
