@@ -11,9 +11,7 @@ import unicodedata
 from pathlib import Path, PurePosixPath
 
 from clawmem.engine.errors import PathRefused
-
-CURATED_ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md")
-DREAMS_FILES = ("DREAMS.md", "dreams.md")
+from clawmem.engine.workspace.names import CURATED_ROOT_FILES, DREAMS_FILES
 
 
 def to_rel(workspace: Path, path: Path) -> str:

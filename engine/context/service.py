@@ -51,6 +51,7 @@ from clawmem.engine.workspace.annotations import (
     strip_annotation_carriers,
 )
 from clawmem.engine.workspace.entries import entry_statuses, parse_entries
+from clawmem.engine.workspace.names import CURATED_ROOT_FILES, MEMORY_FILE, USER_FILE
 
 if TYPE_CHECKING:
     from clawmem.engine.runtime import Runtime, Searcher
@@ -67,7 +68,7 @@ BOOTSTRAP_ORDER = (
     "MEMORY.md",
     "memory.md",
 )
-MEMORY_FILES = ("USER.md", "MEMORY.md", "memory.md")
+MEMORY_FILES = CURATED_ROOT_FILES  # the files curated_file_eligibility gates
 # Which bootstrap files each session kind receives (OpenClaw ``filterBootstrapFilesForSession``,
 # with USER.md kept to private sessions as spec §1 says).
 _ALLOWED: dict[str, frozenset[str]] = {
@@ -97,7 +98,7 @@ TRIGGER_CANDIDATE_LIMIT = 24
 TRIGGER_INJECTION_LIMIT = 3
 TRIGGER_CONTEXT_MAX_CHARS = 1_800
 TRIGGER_CURATED_LIMIT = 512
-CURATED_PATHS = ("MEMORY.md", "memory.md", "USER.md")
+CURATED_PATHS = CURATED_ROOT_FILES
 AUTO_INJECT_ORIGINS = ("owner", "agent")
 
 
@@ -311,15 +312,15 @@ class ContextService:
         stopped: str | None = None
         out: list[StartupFile] = []
         for name in BOOTSTRAP_ORDER:
-            fkind = "user" if name == "USER.md" else ("curated" if name in MEMORY_FILES else "bootstrap")
+            fkind = "user" if name == USER_FILE else ("curated" if name in MEMORY_FILES else "bootstrap")
             path = root / name
             exists = name in present and path.is_file() and not path.is_symlink()
             if not exists:
-                if name in ("USER.md", "MEMORY.md"):
+                if name in (USER_FILE, MEMORY_FILE):
                     out.append(_absent(name, fkind, f"no {name} in the workspace"))
                 continue
-            cap = min(settings.max_chars, settings.user_max_chars) if name == "USER.md" else settings.max_chars
-            cap_setting = "bootstrap.user_max_chars" if name == "USER.md" else "bootstrap.max_chars"
+            cap = min(settings.max_chars, settings.user_max_chars) if name == USER_FILE else settings.max_chars
+            cap_setting = "bootstrap.user_max_chars" if name == USER_FILE else "bootstrap.max_chars"
             raw = path.read_bytes()
             text = raw.decode("utf-8", errors="replace")
             disk = cb.u16len(text)
@@ -375,7 +376,7 @@ class ContextService:
     def _bootstrap_file(
         self, name: str, fkind: str, text: str, cap: int, cap_setting: str, remaining: int, elig: Eligibility | None
     ) -> StartupFile:
-        omitted = _superseded_entries(text) if name == "USER.md" else []
+        omitted = _superseded_entries(text) if name == USER_FILE else []
         skip = frozenset(n for o in omitted for n in range(o.start_line, o.end_line + 1))
         considered, lines = cb.split_lines(text, skip)
         file_max = max(1, min(cap, remaining))
@@ -815,7 +816,7 @@ def _superseded_entries(text: str) -> list[OmittedEntry]:
     """USER.md entries marked ``status: superseded``: marker line through the bullet's last line."""
     clean = text.lstrip("\ufeff").replace("\r\n", "\n")
     out = []
-    for e in parse_entries("USER.md", clean, curated_root=True):
+    for e in parse_entries(USER_FILE, clean, curated_root=True):
         if e.superseded:
             out.append(
                 OmittedEntry(

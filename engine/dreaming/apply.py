@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clawmem.engine.errors import ClawmemError, ConflictError
+from clawmem.engine.workspace.names import MEMORY_FILE
 from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
 from clawmem.engine.workspace.writes import MISSING, WriteResult, encode_text, replace_file
 
@@ -31,7 +32,7 @@ class MemoryFileState:
 
 
 def memory_path(workspace: Path) -> Path:
-    return workspace / "MEMORY.md"
+    return workspace / MEMORY_FILE
 
 
 def read_memory(workspace: Path) -> MemoryFileState:

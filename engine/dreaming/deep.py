@@ -18,10 +18,10 @@ from dataclasses import replace
 from clawmem.engine.config import DreamingSettings
 from clawmem.engine.dreaming.eligibility import is_session_derived, origin_blocked, session_blocked
 from clawmem.engine.dreaming.models import CandidateExplanation, Components, GateCheck
-from clawmem.engine.dreaming.times import DAY_MS, iso_ms
 from clawmem.engine.recall import is_unpromotable, least_trusted
 from clawmem.engine.store.dreaming_rows import RejectionRow
 from clawmem.engine.store.recall_rows import RecallRow
+from clawmem.engine.times import DAY_MS, iso_ms
 from clawmem.engine.workspace.files import is_short_term_path
 
 WEIGHTS = Components(frequency=0.24, relevance=0.30, diversity=0.15, recency=0.15, consolidation=0.10, conceptual=0.06)

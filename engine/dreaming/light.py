@@ -20,8 +20,8 @@ from pathlib import Path
 from clawmem.engine.dreaming.eligibility import phase_excluded
 from clawmem.engine.dreaming.models import LightReport, StagedEntry
 from clawmem.engine.dreaming.similarity import text_similarity
-from clawmem.engine.dreaming.times import DAY_MS
 from clawmem.engine.store.recall_rows import RecallRow
+from clawmem.engine.times import DAY_MS
 
 DIARY_COVERAGE_SIMILARITY = 0.35
 DIARY_HISTORY_LIMIT = 4

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from clawmem.engine.errors import ConflictError
+from clawmem.engine.workspace.names import DREAMS_FILE, DREAMS_FILES
 from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
 from clawmem.engine.workspace.writes import MISSING, encode_text, replace_file
 
@@ -41,11 +42,11 @@ RECENT_DIARY_MAX_CHARS = 360
 
 
 def dreams_path(workspace: Path) -> Path:
-    for name in ("DREAMS.md", "dreams.md"):
+    for name in DREAMS_FILES:
         candidate = workspace / name
         if candidate.exists() or candidate.is_symlink():
             return candidate
-    return workspace / "DREAMS.md"
+    return workspace / DREAMS_FILE
 
 
 def _join_at_end(existing: str, addition: str) -> str:

@@ -13,10 +13,10 @@ from typing import Any
 
 import apsw
 from clawmem.engine.dreaming.models import Components, Operation, Proposal
-from clawmem.engine.dreaming.times import iso_ms
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.store import dreaming_rows
 from clawmem.engine.store.dreaming_rows import ProposalRow
+from clawmem.engine.times import iso_ms
 
 STATUSES = ("pending", "applied", "rejected", "stale", "reverted", "superseded-by-newer")
 

@@ -46,13 +46,14 @@ from clawmem.engine.dreaming.models import (
 from clawmem.engine.dreaming.rehydrate import Rehydrated, RehydrationFailure, rehydrate
 from clawmem.engine.dreaming.rem import run_rem
 from clawmem.engine.dreaming.review import load, operation_to_json, to_proposal
-from clawmem.engine.dreaming.times import diary_date, iso_ms
 from clawmem.engine.errors import ClawmemError, ConflictError
 from clawmem.engine.recall import concept_tags, is_contaminated
 from clawmem.engine.store import dreaming_rows, recall_rows
 from clawmem.engine.store.dreaming_rows import PreimageRow, ProposalRow, RejectionRow
 from clawmem.engine.store.recall_rows import RecallRow
+from clawmem.engine.times import diary_date, iso_ms
 from clawmem.engine.workspace.annotations import find_supersedes
+from clawmem.engine.workspace.names import MEMORY_FILE
 from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
 from clawmem.engine.workspace.writes import MISSING
 
@@ -143,7 +144,7 @@ class DreamingService:
 
     def _sync_memory(self) -> list[str]:
         try:
-            self.reindexer.sync(only={"MEMORY.md"}, embed=False, lock_timeout=5.0)
+            self.reindexer.sync(only={MEMORY_FILE}, embed=False, lock_timeout=5.0)
         except ClawmemError as exc:
             return [f"the index was not refreshed for MEMORY.md ({exc}); the next sync will do it"]
         return []
@@ -634,7 +635,7 @@ class DreamingService:
     def proposals(self, statuses: Sequence[str] | None = None) -> tuple[Proposal, ...]:
         """Proposals as they stand now: a pending one whose base no longer matches MEMORY.md is
         shown ``stale`` with the reason (approving it would refuse; the next cycle regenerates it)."""
-        current = current_sha256(self.runtime.workspace / "MEMORY.md")
+        current = current_sha256(self.runtime.workspace / MEMORY_FILE)
         return tuple(self._live(to_proposal(r), current) for r in dreaming_rows.list_proposals(self._conn(), statuses))
 
     def pending(self) -> tuple[Proposal, ...]:
@@ -642,7 +643,7 @@ class DreamingService:
         return self.proposals(("pending",))
 
     def proposal(self, proposal_id: str) -> Proposal:
-        current = current_sha256(self.runtime.workspace / "MEMORY.md")
+        current = current_sha256(self.runtime.workspace / MEMORY_FILE)
         return self._live(to_proposal(load(self._conn(), proposal_id)), current)
 
     @staticmethod
@@ -912,7 +913,7 @@ class DreamingService:
     def history(self) -> tuple[HistoryItem, ...]:
         conn = self._conn()
         keys = dreaming_rows.preimage_keys(conn)
-        current = current_sha256(self.runtime.workspace / "MEMORY.md")
+        current = current_sha256(self.runtime.workspace / MEMORY_FILE)
         out = []
         for r in dreaming_rows.list_proposals(conn, ("applied", "reverted")):
             out.append(

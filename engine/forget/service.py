@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
-from clawmem.engine.dreaming.times import iso_ms
 from clawmem.engine.errors import ClawmemError, ConflictError
 from clawmem.engine.sessions import flush as flushing
 from clawmem.engine.sessions import index as session_index
@@ -51,6 +50,7 @@ from clawmem.engine.sessions import trust
 from clawmem.engine.store import forget_rows, recall_rows
 from clawmem.engine.store import sessions_rows as srows
 from clawmem.engine.store.db import begin_immediate
+from clawmem.engine.times import iso_ms
 from clawmem.engine.workspace.entries import parse_entries
 from clawmem.engine.workspace.files import discover
 from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes

@@ -26,6 +26,7 @@ from clawmem.engine.workspace.annotations import (
     extract_recall_metadata,
     strip_annotation_carriers,
 )
+from clawmem.engine.workspace.names import CURATED_ROOT_FILES
 
 CHUNKING_VERSION = 6
 CHARS_PER_TOKEN = 4
@@ -247,7 +248,7 @@ def chunk_memory_file(
     curated_root: bool,
 ) -> list[Chunk]:
     """Chunks of one memory file with their recall metadata, blank chunks dropped."""
-    per_entry = rel in ("MEMORY.md", "USER.md", "memory.md")
+    per_entry = rel in CURATED_ROOT_FILES
     indexing = strip_annotation_carriers(content)
     chunks = [c for c in chunk_markdown(indexing, tokens, overlap, per_entry=per_entry) if c.text.strip()]
     if not per_entry:

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from clawmem.engine.paths import CURATED_ROOT_FILES, DREAMS_FILES
+from clawmem.engine.workspace.names import CURATED_ROOT_FILES, DREAMS_FILES
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.store import intents_rows as rows
 from clawmem.engine.store.intents_rows import IntentRow
+from clawmem.engine.times import local_minute
 
 if TYPE_CHECKING:
     from clawmem.engine.runtime import Runtime
@@ -374,10 +375,6 @@ def stored_keywords(row: IntentRow) -> tuple[str, ...]:
     return tuple(k for k in parsed if isinstance(k, str) and k) if isinstance(parsed, list) else ()
 
 
-def _fmt(value: datetime, tz: tzinfo) -> str:
-    return value.astimezone(tz).strftime("%Y-%m-%d %H:%M %Z").strip()
-
-
 def parse_expiry(text: str, tz: tzinfo) -> datetime:
     """``YYYY-MM-DD`` (valid through that day, in ``tz``) or an ISO date-time (naive = ``tz``)."""
     raw = text.strip()
@@ -438,11 +435,11 @@ def blockers(
         if row.status == "fired":
             text = f"fired {row.fire_count}/{row.max_fires}"
             if cooling and cooldown_end is not None:
-                text += f", cooldown until {_fmt(_dt(cooldown_end), tz)}"
+                text += f", cooldown until {local_minute(_dt(cooldown_end), tz)}"
         elif row.status == "done":
             text = f"done: all {row.max_fires} fires used"
         elif row.status == "expired":
-            text = f"expired {_fmt(_dt(row.expires_at), tz)}"
+            text = f"expired {local_minute(_dt(row.expires_at), tz)}"
         elif row.status == "pending":
             text = "pending (never armed)"
         else:
@@ -455,7 +452,7 @@ def blockers(
     if row.status == "armed" and row.fire_count >= row.max_fires:
         out.append(("max_fires", f"max fires reached ({row.fire_count}/{row.max_fires})"))
     if row.status == "armed" and cooling and cooldown_end is not None:
-        out.append(("cooldown", f"cooldown until {_fmt(_dt(cooldown_end), tz)}"))
+        out.append(("cooldown", f"cooldown until {local_minute(_dt(cooldown_end), tz)}"))
     if row.channel_scope is not None and row.channel_scope != channel:
         out.append(("scope", f'channel "{channel or "(none)"}" ≠ scope "{row.channel_scope}"'))
     if row.sender_scope is not None and row.sender_scope != sender:
@@ -577,7 +574,7 @@ class IntentService:
                 errors.append(str(exc))
             else:
                 if expires_at <= now:
-                    shown = expires.strip() if isinstance(expires, str) else _fmt(expires_at, self._tz)
+                    shown = expires.strip() if isinstance(expires, str) else local_minute(expires_at, self._tz)
                     errors.append(f"the expiry {shown} is not in the future; give a later date")
 
         fires = cfg.max_fires if max_fires is None else max_fires

@@ -42,12 +42,12 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 from clawmem.engine.config import parse_instant
-from clawmem.engine.dreaming.times import iso_ms
 from clawmem.engine.errors import ClawmemError, ConfigError
 from clawmem.engine.sessions import flush as flushing
 from clawmem.engine.sessions import trust
 from clawmem.engine.store import sessions_rows as rows
 from clawmem.engine.store.sessions_rows import SegmentRow, WindowRow
+from clawmem.engine.times import iso_ms
 
 if TYPE_CHECKING:
     from clawmem.engine.runtime import Runtime

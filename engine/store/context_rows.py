@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import apsw
+from clawmem.engine.workspace.names import MEMORY_FILE, USER_FILE
 
 # Only the root curated files carry trigger annotations OpenClaw reads (spec §9).
-TRIGGER_PATHS: tuple[str, ...] = ("MEMORY.md", "USER.md")
+TRIGGER_PATHS: tuple[str, ...] = (MEMORY_FILE, USER_FILE)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from clawmem.engine.errors import ClawmemError, ConflictError
 from clawmem.engine.paths import resolve_memory_path
 from clawmem.engine.workspace.entries import Entry, parse_entries
 from clawmem.engine.workspace.files import MemoryFile, discover
+from clawmem.engine.workspace.names import CURATED_ROOT_FILES
 from clawmem.engine.workspace.reading import FileText, read_memory_text, sha256_bytes
 from clawmem.engine.workspace.writes import MISSING, encode_text, replace_file
 
@@ -128,7 +129,7 @@ def snapshot(workspace: Path, rel: str) -> FileSnapshot:
 
 def entries_of(workspace: Path, rel: str) -> list[Entry]:
     snap = snapshot(workspace, rel)
-    curated = snap.rel in ("USER.md", "MEMORY.md", "memory.md")
+    curated = snap.rel in CURATED_ROOT_FILES
     return _entries(snap.rel, snap.text, curated, snap.sha256)
 
 

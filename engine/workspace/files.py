@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clawmem.engine.paths import CURATED_ROOT_FILES, DREAMS_FILES
+from clawmem.engine.workspace.names import CURATED_ROOT_FILES, DREAMS_FILES, MEMORY_FILES, USER_FILE
 
 DATED_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-(.+))?\.md$")
 EXACT_DIARY = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
@@ -70,9 +70,9 @@ class MemoryFile:
 
 def classify(rel: str) -> tuple[str, str | None]:
     """Return ``(kind, date)`` for a workspace-relative path of an indexable file."""
-    if rel == "USER.md":
+    if rel == USER_FILE:
         return KIND_USER, None
-    if rel in ("MEMORY.md", "memory.md"):
+    if rel in MEMORY_FILES:
         return KIND_CURATED, None
     if rel in DREAMS_FILES:
         return KIND_DREAMS, None
@@ -156,8 +156,8 @@ def discover(workspace: Path, extra_paths: Sequence[str] = (), *, include_dreams
         # Exact-case match: on case-insensitive file systems MEMORY.md and memory.md are one file.
         if name in present and not path.is_symlink() and path.is_file():
             add(path, name)
-    if "DREAMS.md" in found and "dreams.md" in found:
-        del found["dreams.md"]
+    if all(name in found for name in DREAMS_FILES):
+        del found[DREAMS_FILES[1]]
     memory_dir = root / "memory"
     if memory_dir.is_dir() and not memory_dir.is_symlink():
         for path in _walk_markdown(memory_dir):

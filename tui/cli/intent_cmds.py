@@ -7,7 +7,7 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import fields, is_dataclass
-from datetime import date, datetime, tzinfo
+from datetime import UTC, date, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -23,6 +23,7 @@ from clawmem.engine.intents.service import (
     MatchReport,
     StandingIntent,
 )
+from clawmem.engine.times import local_minute
 from clawmem.tui.cli import common
 
 # --------------------------------------------------------------------------- argparse types
@@ -231,7 +232,7 @@ def table(headers: Sequence[str], body: Sequence[Sequence[str]], limits: Sequenc
 
 
 def _when(value: datetime | None, tz: tzinfo) -> str:
-    return "—" if value is None else value.astimezone(tz).strftime("%Y-%m-%d %H:%M")
+    return local_minute(value, tz, zone=False)
 
 
 def _scope(intent: StandingIntent) -> str:
@@ -436,7 +437,8 @@ def cmd_intent_match(args: argparse.Namespace) -> int:
 
 
 def _job_when(value: datetime | None) -> str:
-    return "—" if value is None else value.strftime("%Y-%m-%d %H:%M %Z")
+    """A job's time in the job's own zone."""
+    return local_minute(value, value.tzinfo or UTC) if value is not None else "—"
 
 
 def job_json(job: Job) -> dict[str, Any]:

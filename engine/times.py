@@ -1,4 +1,5 @@
-"""Time formats Dreaming writes: ISO instants, local days and the diary's date line."""
+"""Time formats, defined once: the ISO instants files and rows store, local days, the diary's
+date line, and the minute-precision local time the CLI and the app show."""
 
 from __future__ import annotations
 
@@ -32,3 +33,10 @@ def diary_date(ms: int, tz: tzinfo) -> str:
         h, m = divmod(abs(minutes), 60)
         name = f"GMT{sign}{h}" + (f":{m:02d}" if m else "") if minutes else "GMT"
     return f"{local.strftime('%B')} {local.day}, {local.year} at {hour}:{local.minute:02d} {ampm} {name}"
+
+
+def local_minute(value: datetime | None, tz: tzinfo, *, zone: bool = True) -> str:
+    """``2026-11-05 17:00 CST`` (``zone=False``: without the zone name), or ``—`` for no time."""
+    if value is None:
+        return "—"
+    return value.astimezone(tz).strftime("%Y-%m-%d %H:%M %Z" if zone else "%Y-%m-%d %H:%M").strip()
