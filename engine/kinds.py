@@ -6,7 +6,11 @@ Only names that cross module boundaries live here; a state private to one module
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
+
+from clawmem.engine.errors import ClawmemError
+
+K = TypeVar("K", bound=str)
 
 ScoringMode = Literal["calibrated", "openclaw"]
 """How a search scores: clawmem's calibrated vectors, or OpenClaw 2026.9.6's exact formula."""
@@ -26,7 +30,27 @@ OriginClass = Literal["owner", "agent", "system", "untrusted"]
 SessionKind = Literal["interactive", "cron", "heartbeat", "subagent"]
 """What kind of session produced a transcript (only interactive ones yield promotion candidates)."""
 
+IntentStatus = Literal["pending", "armed", "fired", "done", "cancelled", "expired"]
+"""A standing intent's state (spec §7's state machine)."""
+
+JobStatus = Literal["active", "done", "cancelled"]
+"""A timed job's state."""
+
+ProposalStatus = Literal["pending", "applied", "rejected", "stale", "reverted", "superseded-by-newer"]
+"""A Dreaming rewrite of MEMORY.md in the review queue."""
+
 SCORING_MODES: tuple[ScoringMode, ...] = get_args(ScoringMode)
 LEG_CHOICES: tuple[Legs, ...] = get_args(Legs)
 ORIGIN_CLASSES: tuple[OriginClass, ...] = get_args(OriginClass)
 SESSION_KINDS: tuple[SessionKind, ...] = get_args(SessionKind)
+INTENT_STATUSES: tuple[IntentStatus, ...] = get_args(IntentStatus)
+JOB_STATUSES: tuple[JobStatus, ...] = get_args(JobStatus)
+PROPOSAL_STATUSES: tuple[ProposalStatus, ...] = get_args(ProposalStatus)
+
+
+def narrow(value: str, allowed: tuple[K, ...], what: str) -> K:
+    """``value`` as one of ``allowed`` (a row read back from the store), or a one-line error."""
+    for name in allowed:
+        if value == name:
+            return name
+    raise ClawmemError(f"unknown {what} {value!r} in the database (expected one of {', '.join(allowed)})")

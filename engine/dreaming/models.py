@@ -9,6 +9,8 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from clawmem.engine.kinds import ProposalStatus
+
 
 @dataclass(frozen=True)
 class Components:
@@ -177,7 +179,7 @@ class Proposal:
     id: str
     run_id: str | None
     created_at: str
-    status: str  # pending | applied | rejected | stale | reverted | superseded-by-newer
+    status: ProposalStatus
     mode: str  # rewrite (consolidation) | append (the append-only fallback)
     base_sha256: str
     before_text: str

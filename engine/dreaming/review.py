@@ -14,6 +14,7 @@ from typing import Any
 import apsw
 from clawmem.engine.dreaming.models import Components, Operation, Proposal
 from clawmem.engine.errors import ClawmemError
+from clawmem.engine.kinds import PROPOSAL_STATUSES, narrow
 from clawmem.engine.store import dreaming_rows
 from clawmem.engine.store.dreaming_rows import ProposalRow
 from clawmem.engine.times import iso_ms
@@ -64,7 +65,7 @@ def to_proposal(row: ProposalRow) -> Proposal:
         id=row.id,
         run_id=row.run_id,
         created_at=iso_ms(row.created_at) or "",
-        status=row.status,
+        status=narrow(row.status, PROPOSAL_STATUSES, "proposal status"),
         mode=row.mode,
         base_sha256=row.base_sha256,
         before_text=row.before_text,

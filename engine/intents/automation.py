@@ -30,13 +30,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.intents.cron import CronError, CronSchedule, parse_cron, resolve_wall_time
+from clawmem.engine.kinds import JOB_STATUSES, JobStatus, narrow
 from clawmem.engine.store import jobs_rows as rows
 from clawmem.engine.store.jobs_rows import JobRow, RunRow
 
 if TYPE_CHECKING:
     from clawmem.engine.runtime import Runtime
 
-JOB_STATUSES = ("active", "done", "cancelled")
 MAX_DESCRIPTION_CHARS = 500
 MAX_SCOPE_CHARS = 200
 MIN_ID_PREFIX = 6
@@ -63,7 +63,7 @@ class Job:
     timezone: str
     channel: str | None
     sender: str | None
-    status: str  # "active" | "done" | "cancelled"
+    status: JobStatus
     next_run_at: datetime | None
     last_run_at: datetime | None
     created_at: datetime
@@ -196,7 +196,7 @@ class JobService:
             timezone=row.timezone,
             channel=row.channel,
             sender=row.sender,
-            status=row.status,
+            status=narrow(row.status, JOB_STATUSES, "job status"),
             next_run_at=dt(row.next_run_at),
             last_run_at=dt(row.last_run_at),
             created_at=created,

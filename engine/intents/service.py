@@ -61,6 +61,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from clawmem.engine.errors import ClawmemError
+from clawmem.engine.kinds import INTENT_STATUSES, IntentStatus, narrow
 from clawmem.engine.store import intents_rows as rows
 from clawmem.engine.store.intents_rows import IntentRow
 from clawmem.engine.times import local_minute
@@ -68,7 +69,7 @@ from clawmem.engine.times import local_minute
 if TYPE_CHECKING:
     from clawmem.engine.runtime import Runtime
 
-STATUSES = ("pending", "armed", "fired", "done", "cancelled", "expired")
+STATUSES = INTENT_STATUSES
 CANCELLABLE = ("pending", "armed", "fired")
 MAX_DESCRIPTION_CHARS = 500
 MAX_KEYWORDS = 24
@@ -112,7 +113,7 @@ class StandingIntent:
     channel_scope: str | None  # None: any channel
     sender_scope: str | None  # None: any sender
     creator_sender: str | None
-    status: str
+    status: IntentStatus
     expires_at: datetime
     max_fires: int
     fire_count: int
@@ -405,7 +406,7 @@ def to_intent(row: IntentRow, now_ms: int) -> StandingIntent:
         channel_scope=row.channel_scope,
         sender_scope=row.sender_scope,
         creator_sender=row.creator_sender,
-        status=row.status,
+        status=narrow(row.status, INTENT_STATUSES, "intent status"),
         expires_at=_dt(row.expires_at),
         max_fires=row.max_fires,
         fire_count=row.fire_count,
