@@ -76,6 +76,7 @@ class MemoryEngine:
     # ------------------------------------------------------------------ lifecycle
 
     def close(self) -> None:
+        self.searcher.close()
         self.runtime.close()
 
     def __enter__(self) -> MemoryEngine:

@@ -54,3 +54,12 @@ def narrow(value: str, allowed: tuple[K, ...], what: str) -> K:
         if value == name:
             return name
     raise ClawmemError(f"unknown {what} {value!r} in the database (expected one of {', '.join(allowed)})")
+
+
+def origin_class(value: str | None) -> OriginClass:
+    """A stored origin class; an unknown or missing one counts as untrusted (spec §8: trust is
+    never assumed)."""
+    for name in ORIGIN_CLASSES:
+        if value == name:
+            return name
+    return "untrusted"

@@ -40,3 +40,11 @@ def local_minute(value: datetime | None, tz: tzinfo, *, zone: bool = True) -> st
     if value is None:
         return "—"
     return value.astimezone(tz).strftime("%Y-%m-%d %H:%M %Z" if zone else "%Y-%m-%d %H:%M").strip()
+
+
+def iso_instant(ms: int | None) -> str | None:
+    """``2026-11-05T09:00:00Z`` (Python's ISO form, microseconds when any), or None: the
+    observed-at time a search hit's provenance shows."""
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")

@@ -226,3 +226,18 @@ def mmr_picks(
         yield items[best]
         gain[best] = -np.inf
         np.maximum(max_sim, sim[best], out=max_sim)
+
+
+def snippet_of(text: str, limit: int) -> str:
+    """The first ``limit`` UTF-16 code units, never splitting a character (no marker, no trim)."""
+    if len(text) <= limit // 2:
+        return text  # even if every character took two units
+    head = text[:limit]
+    if head.isascii() or len(head.encode("utf-16-le", "surrogatepass")) == 2 * len(head):
+        return head  # one unit per character (only the head decides: it is all that is kept)
+    units = 0
+    for i, ch in enumerate(text):
+        units += 2 if ord(ch) > 0xFFFF else 1
+        if units > limit:
+            return text[:i]
+    return text

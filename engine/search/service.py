@@ -17,6 +17,7 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.index.service import IndexService
 from clawmem.engine.kinds import LEG_CHOICES, SCORING_MODES
 from clawmem.engine.runtime import Runtime
+from clawmem.engine.search.caches import SearchCaches
 from clawmem.engine.search.calibration import SAMPLE_SIZE, Background, build_background
 from clawmem.engine.search.pipeline import SearchRequest, VectorContext, run_search
 from clawmem.engine.search.types import Legs, ScoringMode, SearchResponse
@@ -40,6 +41,11 @@ class SearchService:
         self._matrix: tuple[tuple[int, int, str], VectorMatrix | None] | None = None
         self._matrix_built_at = 0.0
         self._searches = 0
+        self.caches = SearchCaches()  # line vectors, term counts, the query-embedding thread
+
+    def close(self) -> None:
+        """Stop the query-embedding thread (an engine is closed once its process is done with it)."""
+        self.caches.close()
 
     def search(
         self,
@@ -124,6 +130,7 @@ class SearchService:
             raise ClawmemError("vector search needs an embedding model, and none is available")
         response = run_search(
             conn,
+            self.caches,
             SearchRequest(
                 query,
                 max_results,

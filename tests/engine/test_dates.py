@@ -184,11 +184,12 @@ def test_with_decay_on_a_diary_ages_from_the_dates_asked(diary_engine: MemoryEng
 def test_vector_only_search_leaves_dates_alone(diary_engine: MemoryEngine) -> None:
     """No model here, so a vector-only request falls back to keywords; with a model it would be the
     query's meaning alone. Either way no date leg and no date concept: dates are keyword evidence."""
-    from clawmem.engine.search.pipeline import SearchRequest, _DatedDiaries
+    from clawmem.engine.search.dated import DatedDiaries
+    from clawmem.engine.search.pipeline import SearchRequest
 
     conn = diary_engine.store.conn()
     req = SearchRequest("deploy pipeline on August 20", 10, 0.0, legs="vector", today=TODAY)
-    assert _DatedDiaries.of(conn, req.query, req, None, 10, ["deploy"], {}, 64) == _DatedDiaries()  # type: ignore[arg-type]
+    assert DatedDiaries.of(conn, req.query, req, None, 10, ["deploy"], {}, 64) == DatedDiaries()  # type: ignore[arg-type]
     req = SearchRequest("deploy pipeline on August 20", 10, 0.0, legs="hybrid", today=TODAY)
-    dated = _DatedDiaries.of(conn, req.query, req, None, 10, ["deploy"], {}, 64)  # type: ignore[arg-type]
+    dated = DatedDiaries.of(conn, req.query, req, None, 10, ["deploy"], {}, 64)  # type: ignore[arg-type]
     assert dated.match == {"memory/2026-08-20.md": 1.0} and [r.path for r in dated.rows] == ["memory/2026-08-20.md"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.kinds import INTENT_STATUSES, ORIGIN_CLASSES, narrow
 from clawmem.engine.recall import TRUST_ORDER

@@ -198,7 +198,7 @@ def test_mmr_picks_follow_the_greedy_definition_on_random_candidates() -> None:
 def test_snippets_keep_the_first_utf16_units_and_never_split_a_character() -> None:
     # OpenClaw cuts a snippet at 700 UTF-16 code units: CJK characters are one unit, an emoji
     # (an astral character) is two and is dropped whole when only one unit is left.
-    from clawmem.engine.search.pipeline import snippet_of
+    from clawmem.engine.search.ranking import snippet_of
 
     assert snippet_of("short", 10) == "short"
     assert snippet_of("abcdefghijkl", 10) == "abcdefghij"

@@ -420,7 +420,7 @@ def test_the_source_filter_keeps_each_source_apart(tmp_path: Path) -> None:
 
 
 def test_a_probe_is_only_worth_it_while_its_window_is_a_real_share_of_the_matches() -> None:
-    from clawmem.engine.search.pipeline import probe_match_limit
+    from clawmem.engine.search.candidates import probe_match_limit
 
     assert probe_match_limit(25, 64) == 64  # a term rarer than the window is always probed
     assert probe_match_limit(806, 64) == 80  # LoCoMo's size: 10 % of the chunks
@@ -566,7 +566,8 @@ def test_an_underestimated_count_never_ranks_more_rows_in_python(
 def test_calibrated_counts_take_english_words_from_the_word_index(fts_engine: MemoryEngine) -> None:
     # The probe filter counts what the probe ranks (the word and its stems); the IDFs count the
     # words that start with the term, as a substring count would ("writ": writing, written).
-    from clawmem.engine.search.pipeline import _TermCounts
+    from clawmem.engine.search.caches import SearchCaches
+    from clawmem.engine.search.candidates import TermCounts
     from clawmem.engine.store import search_queries as sq
 
     note = fts_engine.workspace / "memory" / "2026-10-25.md"
@@ -577,8 +578,9 @@ def test_calibrated_counts_take_english_words_from_the_word_index(fts_engine: Me
     fts_engine.sync()
     conn = fts_engine.store.conn()
     total = int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0])
-    on = _TermCounts.of(conn, "trigram", total, words=True)
-    off = _TermCounts.of(conn, "trigram", total, words=False)
+    caches = SearchCaches()
+    on = TermCounts.of(caches, conn, "trigram", total, words=True)
+    off = TermCounts.of(caches, conn, "trigram", total, words=False)
     assert on.probe("writ") == sq.document_frequency(conn, "writ", sq.WORDS) == 0  # no such word
     assert on.idf("writ") == sq.document_frequency(conn, "writ", sq.WORD_PREFIXES) > 0
     assert off.idf("writ") == off.probe("writ") == sq.document_frequency(conn, "writ", "trigram")
@@ -697,7 +699,7 @@ def test_reading_the_order_lazily_gives_the_answer_of_the_whole_order(
     # A search reads its MMR order only until it has its results and every near-miss's rank.
     # Reading the whole order first and selecting from it by definition must give the same
     # results, near-misses, ranks and notes.
-    from clawmem.engine.search import pipeline
+    from clawmem.engine.search import order as pipeline  # the lazy order lives in search/order.py
 
     queries = [q["query"] for q in json.loads((FIXTURES / "queries.json").read_text(encoding="utf-8"))["queries"]]
 
@@ -714,29 +716,29 @@ def test_reading_the_order_lazily_gives_the_answer_of_the_whole_order(
 
     indexed_engine.search(queries[0], record=False, sync=False)  # later searches read the cached matrix
     left_unread: list[bool] = []
-    lazy_ranks = pipeline._Order.ranks
+    lazy_ranks = pipeline.LazyOrder.ranks
 
-    def ranks_noting(self: pipeline._Order, ids: set[str]) -> dict[str, int]:
+    def ranks_noting(self: pipeline.LazyOrder, ids: set[str]) -> dict[str, int]:
         out = lazy_ranks(self, ids)
         left_unread.append(self._more())  # the last read of the search: was anything left?
         return out
 
-    monkeypatch.setattr(pipeline._Order, "ranks", ranks_noting)
+    monkeypatch.setattr(pipeline.LazyOrder, "ranks", ranks_noting)
     lazy = answers()
     monkeypatch.undo()
 
-    lazy_init = pipeline._Order.__init__
+    lazy_init = pipeline.LazyOrder.__init__
 
-    def read_all_first(self: pipeline._Order, *args: Any) -> None:
+    def read_all_first(self: pipeline.LazyOrder, *args: Any) -> None:
         lazy_init(self, *args)
         while self._more():
             pass
 
-    def plain_first(self: pipeline._Order, wanted: Any, k: int) -> list[Any]:  # the definition
+    def plain_first(self: pipeline.LazyOrder, wanted: Any, k: int) -> list[Any]:  # the definition
         return [x for x, _ in self._read if wanted(x)][:k]
 
-    monkeypatch.setattr(pipeline._Order, "__init__", read_all_first)
-    monkeypatch.setattr(pipeline._Order, "first", plain_first)
+    monkeypatch.setattr(pipeline.LazyOrder, "__init__", read_all_first)
+    monkeypatch.setattr(pipeline.LazyOrder, "first", plain_first)
     assert answers() == lazy
     assert any(left_unread)  # the lazy reading did stop early on some searches
 

@@ -10,7 +10,7 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.memory_get import MAX_CHARS
 from clawmem.engine.search.dates import REPORT_DAYS
-from clawmem.engine.search.pipeline import LINE_WEIGHT
+from clawmem.engine.search.scoring import LINE_WEIGHT
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.tui.cli import common
 from clawmem.tui.score_notes import keyword_note

@@ -4,7 +4,7 @@ the threshold produced its score — with bars and the numbers behind them."""
 from __future__ import annotations
 
 from clawmem.engine.search.dates import REPORT_DAYS
-from clawmem.engine.search.pipeline import LINE_WEIGHT
+from clawmem.engine.search.scoring import LINE_WEIGHT
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.tui.score_notes import keyword_note
 from rich.cells import cell_len
