@@ -47,7 +47,7 @@ from clawmem.engine.errors import ClawmemError, ConflictError
 from clawmem.engine.sessions import flush as flushing
 from clawmem.engine.sessions import index as session_index
 from clawmem.engine.sessions import trust
-from clawmem.engine.store import forget_rows, recall_rows
+from clawmem.engine.store import dreaming_rows, index_rows, line_vector_rows, recall_rows, sessions_rows
 from clawmem.engine.store import sessions_rows as srows
 from clawmem.engine.store.db import begin_immediate
 from clawmem.engine.times import iso_ms
@@ -341,7 +341,7 @@ class _Work:
     deleted_sources: list[tuple[str, str]]
     cache_hashes: list[str]
     recall_keys: list[str]
-    ledger: list[forget_rows.LedgerRow]
+    ledger: list[dreaming_rows.LedgerRow]
     preimage_keys: list[str]
     proposal_ids: list[str]
     lost_segments: list[srows.SegmentRow]
@@ -382,6 +382,12 @@ def _excerpt(text: str, probe: str | None = None, width: int = 160) -> str:
         at = max(0, flat.index(probe) - 20)
         return ("…" if at else "") + flat[at : at + width] + ("…" if at + width < len(flat) else "")
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def delete_cached_vectors(conn: apsw.Connection, hashes: list[str]) -> None:
+    """The forgotten texts' cached chunk vectors and the line vectors made from them."""
+    index_rows.delete_cache_hashes(conn, hashes)
+    line_vector_rows.delete_hashes_present(conn, hashes)
 
 
 class ForgetService:
@@ -642,7 +648,7 @@ class ForgetService:
         cache_hashes: list[str] = []
         surviving_hashes: set[str] = set()
         session_paths = {session_index.session_path(s) for s in ids}
-        for c in forget_rows.chunk_texts(conn):
+        for c in index_rows.chunk_texts(conn):
             holds = _matches(c.text, probes) is not None
             if c.source == "memory" and c.path in changed:
                 f = by_rel[c.path]
@@ -671,15 +677,15 @@ class ForgetService:
                             "its file is USER.md, which forget never edits",
                         )
                     )
-        vectors = forget_rows.vector_ids(conn, [c.chunk_id for c in chunks])
+        vectors = index_rows.vector_ids(conn, [c.chunk_id for c in chunks])
         chunks = [
             ChunkItem(c.chunk_id, c.path, c.source, c.start_line, c.end_line, c.chunk_id in vectors, c.holds_text)
             for c in chunks
         ]
         # Whole sources go (a later sync re-indexes the file), so every chunk of a listed source is deleted.
         cache_hashes = [h for h in dict.fromkeys(cache_hashes) if h not in surviving_hashes]
-        caches = forget_rows.cache_rows(conn, cache_hashes)
-        source_rows = [s for s in sources if forget_rows.source_exists(conn, *s)]
+        caches = index_rows.cache_rows(conn, cache_hashes)
+        source_rows = [s for s in sources if index_rows.source_exists(conn, *s)]
 
         # Recall store and its ledgers.
         recall_items: list[RecallItem] = []
@@ -698,18 +704,18 @@ class ForgetService:
         recall_keys = [rr.entry_key for rr in recall_items]
         deleted_files = {rel for rel, b in new_bytes.items() if b is None}
         ledger = [
-            row for row in forget_rows.ledger_rows(conn) if row.claim_key in recall_keys or row.path in deleted_files
+            row for row in dreaming_rows.ledger_rows(conn) if row.claim_key in recall_keys or row.path in deleted_files
         ]
 
         # Preimages and proposals.
         state: list[StateItem] = []
         proposal_ids: list[str] = []
-        for prop in forget_rows.proposals(conn):
+        for prop in dreaming_rows.proposals(conn):
             if any(self._holds(t, probes, entry_keys) for t in prop.texts):
                 proposal_ids.append(prop.id)
                 state.append(StateItem("proposal", prop.id, prop.id, prop.status))
         preimage_keys: list[str] = []
-        for pre in forget_rows.preimages(conn):
+        for pre in dreaming_rows.preimages(conn):
             if pre.proposal_id in proposal_ids or self._holds(pre.text, probes, entry_keys):
                 preimage_keys.append(pre.key)
                 state.append(StateItem("preimage", pre.key, pre.proposal_id, None))
@@ -721,8 +727,8 @@ class ForgetService:
             for o in origin_rows
             if o.entry_key not in entry_keys
         ]
-        origin_count = forget_rows.origin_row_count(conn, keys=entry_keys, session_ids=ids, agent_id=agent)
-        others = forget_rows.other_agent_origin_count(conn, ids, agent)
+        origin_count = sessions_rows.origin_row_count(conn, keys=entry_keys, session_ids=ids, agent_id=agent)
+        others = sessions_rows.other_agent_origin_count(conn, ids, agent)
         if others:
             survives.append(Survivor(f"{others} origin row(s)", "other agents", "forget works on one agent's store"))
 
@@ -946,14 +952,14 @@ class ForgetService:
 
         # 2. Index and plugin state.
         with self.runtime.lock("reindex", timeout=30.0), self.runtime.store.write() as conn:
-            forget_rows.delete_sources(conn, work.deleted_sources)
-            forget_rows.delete_chunk_ids(conn, [c.chunk_id for c in plan.chunks])
-            forget_rows.delete_cache_hashes(conn, work.cache_hashes)
-            forget_rows.delete_recall(conn, work.recall_keys)
-            forget_rows.delete_ledger(conn, work.ledger)
-            forget_rows.delete_rejections(conn, work.recall_keys)
-            forget_rows.delete_proposals(conn, work.proposal_ids)
-            forget_rows.delete_preimages(conn, work.preimage_keys)
+            index_rows.delete_sources(conn, work.deleted_sources)
+            index_rows.delete_chunk_ids(conn, [c.chunk_id for c in plan.chunks])
+            delete_cached_vectors(conn, work.cache_hashes)
+            recall_rows.delete_recall(conn, work.recall_keys)
+            dreaming_rows.delete_ledger(conn, work.ledger)
+            dreaming_rows.delete_rejections(conn, work.recall_keys)
+            dreaming_rows.delete_proposals(conn, work.proposal_ids)
+            dreaming_rows.delete_preimages(conn, work.preimage_keys)
 
         # 3–4. Memory files, then the session corpus: whole lines only, hash-checked.
         reindex: set[str] = {p for p, s in work.deleted_sources if s == "memory"}
@@ -971,8 +977,8 @@ class ForgetService:
 
         # 5. Origins (and the sessions' provenance records) last.
         with self.runtime.store.write() as conn:
-            forget_rows.delete_origins_for_entries(conn, plan.entry_keys, agent)
-            forget_rows.delete_origins_for_sessions(conn, plan.session_ids, agent)
+            sessions_rows.delete_origins_for_entries(conn, plan.entry_keys, agent)
+            sessions_rows.delete_origins_for_sessions(conn, plan.session_ids, agent)
             srows.delete_segments_for_sessions(conn, plan.session_ids)
             for sid in plan.session_ids:
                 srows.set_note_path(conn, sid, None)
@@ -1054,7 +1060,7 @@ class ForgetService:
                     if p is not None:
                         note = "USER.md is never edited by forget" if rel in NEVER_EDITED else None
                         hits.append(ResidualHit("file", f"{rel}:{n}", p, _excerpt(line, p), note))
-        for c in forget_rows.chunk_texts(conn):
+        for c in index_rows.chunk_texts(conn):
             p = _matches(c.text, probes)
             if p is not None or (
                 c.source == session_index.SOURCE and any(c.path == session_index.session_path(s) for s in session_ids)
@@ -1065,12 +1071,12 @@ class ForgetService:
                         "chunk", f"{c.id} {c.path}:{c.start_line}-{c.end_line}", p or "", _excerpt(c.text, p), note
                     )
                 )
-        for cid, fts_path, text in forget_rows.fts_texts(conn):
+        for cid, fts_path, text in index_rows.fts_texts(conn):
             p = _matches(text, probes)
             if p is not None:
                 note = "USER.md is never edited by forget" if fts_path in NEVER_EDITED else None
                 hits.append(ResidualHit("fts", f"{cid} {fts_path}", p, _excerpt(text, p), note))
-        for row in forget_rows.cache_rows(conn, cache_hashes):
+        for row in index_rows.cache_rows(conn, cache_hashes):
             hits.append(
                 ResidualHit(
                     "embedding-cache",
@@ -1083,19 +1089,19 @@ class ForgetService:
             p = _matches(r.snippet, probes)
             if p is not None or r.entry_key in entry_keys:
                 hits.append(ResidualHit("recall", r.entry_key, p or r.entry_key, _excerpt(r.snippet, p)))
-        for pre in forget_rows.preimages(conn):
+        for pre in dreaming_rows.preimages(conn):
             for line in pre.text.split("\n"):
                 p = _matches(line, probes)
                 if p is not None:
                     hits.append(ResidualHit("preimage", pre.key, p, _excerpt(line, p)))
                     break
-        for prop in forget_rows.proposals(conn):
+        for prop in dreaming_rows.proposals(conn):
             for t in prop.texts:
                 p = next((_matches(line, probes) for line in t.split("\n") if _matches(line, probes)), None)
                 if p is not None:
                     hits.append(ResidualHit("proposal", prop.id, p, _excerpt(t, p)))
                     break
-        for run_id, report in forget_rows.run_reports(conn):
+        for run_id, report in dreaming_rows.run_reports(conn):
             p = next((_matches(line, probes) for line in report.split("\n") if _matches(line, probes)), None)
             if p is not None:
                 hits.append(ResidualHit("run-report", run_id, p, _excerpt(report, p)))

@@ -4,7 +4,7 @@ the daily-ingestion ledger, and the two index lookups Dreaming needs (file-level
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -337,3 +337,88 @@ def reserve_origin(
 
 def release_origins(conn: apsw.Connection, entry_key: str, agent_id: str) -> None:
     conn.execute("DELETE FROM memory_entry_origins WHERE entry_key = ? AND agent_id = ?", (entry_key, agent_id))
+
+
+# ---------- what lineage forget reads and deletes in Dreaming's state
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    day: str
+    path: str
+    claim_key: str
+
+
+def ledger_rows(conn: apsw.Connection) -> list[LedgerRow]:
+    sql = "SELECT day, path, claim_key FROM dreaming_daily_ingest ORDER BY day, path, claim_key"
+    return [LedgerRow(*r) for r in conn.execute(sql)]
+
+
+def delete_ledger(conn: apsw.Connection, items: Iterable[LedgerRow]) -> None:
+    for r in items:
+        conn.execute(
+            "DELETE FROM dreaming_daily_ingest WHERE day = ? AND path = ? AND claim_key = ?",
+            (r.day, r.path, r.claim_key),
+        )
+
+
+def delete_rejections(conn: apsw.Connection, keys: Iterable[str]) -> None:
+    for key in dict.fromkeys(keys):
+        conn.execute("DELETE FROM dreaming_rejections WHERE candidate_key = ?", (key,))
+
+
+@dataclass(frozen=True)
+class PreimageText:
+    key: str
+    proposal_id: str
+    text: str
+
+
+def preimages(conn: apsw.Connection) -> list[PreimageText]:
+    sql = "SELECT key, proposal_id, preimage FROM dreaming_preimages ORDER BY created_at, key"
+    return [PreimageText(*r) for r in conn.execute(sql)]
+
+
+def delete_preimages(conn: apsw.Connection, keys: Iterable[str]) -> None:
+    for key in dict.fromkeys(keys):
+        conn.execute("DELETE FROM dreaming_preimages WHERE key = ?", (key,))
+
+
+@dataclass(frozen=True)
+class ProposalText:
+    id: str
+    status: str
+    texts: tuple[str, ...]  # before, after, every string inside operations and highlights
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def proposals(conn: apsw.Connection) -> list[ProposalText]:
+    sql = (
+        "SELECT id, status, before_text, after_text, operations, highlights FROM dreaming_proposals ORDER BY created_at"
+    )
+    out = []
+    for r in conn.execute(sql):
+        texts = [r[2], r[3], *_strings(json.loads(r[4])), *_strings(json.loads(r[5]))]
+        out.append(ProposalText(r[0], r[1], tuple(texts)))
+    return out
+
+
+def delete_proposals(conn: apsw.Connection, ids: Iterable[str]) -> None:
+    for pid in dict.fromkeys(ids):
+        conn.execute("DELETE FROM dreaming_preimages WHERE proposal_id = ?", (pid,))
+        conn.execute("UPDATE dreaming_runs SET proposal_id = NULL WHERE proposal_id = ?", (pid,))
+        conn.execute("DELETE FROM dreaming_proposals WHERE id = ?", (pid,))
+
+
+def run_reports(conn: apsw.Connection) -> list[tuple[str, str]]:
+    return [(r[0], r[1]) for r in conn.execute("SELECT id, report FROM dreaming_runs ORDER BY started_at")]

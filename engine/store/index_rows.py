@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -388,3 +388,94 @@ def copy_rows(conn: apsw.Connection, table: str, columns: Sequence[str], src: st
 
 def rows(conn: apsw.Connection, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
     return list(conn.execute(sql, params))
+
+
+# ---------- what lineage forget reads and deletes in the index
+
+
+@dataclass(frozen=True)
+class ChunkText:
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    hash: str
+    text: str
+
+
+def chunk_texts(conn: apsw.Connection) -> Iterator[ChunkText]:
+    if not table_exists(conn, "memory_index_chunks"):
+        return
+    sql = (
+        "SELECT id, path, source, start_line, end_line, hash, text FROM memory_index_chunks "
+        "ORDER BY path, start_line, id"
+    )
+    for r in conn.execute(sql):
+        yield ChunkText(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], r[6])
+
+
+def fts_texts(conn: apsw.Connection) -> Iterator[tuple[str, str, str]]:
+    """(chunk id, path, text) of every keyword-index row."""
+    if not table_exists(conn, "memory_index_chunks_fts"):
+        return
+    for r in conn.execute("SELECT id, path, text FROM memory_index_chunks_fts"):
+        yield str(r[0]), str(r[1]), str(r[2])
+
+
+def vector_ids(conn: apsw.Connection, ids: Sequence[str]) -> set[str]:
+    if vec_table_dims(conn) is None:
+        return set()
+    found: set[str] = set()
+    for chunk_id in ids:
+        if next(iter(conn.execute("SELECT 1 FROM memory_index_chunks_vec WHERE id = ?", (chunk_id,))), None):
+            found.add(chunk_id)
+    return found
+
+
+def source_exists(conn: apsw.Connection, path: str, source: str) -> bool:
+    if not table_exists(conn, "memory_index_sources"):
+        return False
+    sql = "SELECT 1 FROM memory_index_sources WHERE path = ? AND source = ?"
+    return next(iter(conn.execute(sql, (path, source))), None) is not None
+
+
+def delete_sources(conn: apsw.Connection, pairs: Iterable[tuple[str, str]]) -> None:
+    """Delete sources with every chunk, FTS and vector row (a later sync re-indexes the file)."""
+    if not table_exists(conn, "memory_index_chunks"):
+        return
+    for path, source in pairs:
+        delete_source(conn, path, source)
+
+
+def delete_chunk_ids(conn: apsw.Connection, ids: Sequence[str]) -> None:
+    if table_exists(conn, "memory_index_chunks"):
+        delete_chunks(conn, ids)
+
+
+@dataclass(frozen=True)
+class CacheRow:
+    provider: str
+    model: str
+    provider_key: str
+    hash: str
+
+
+def cache_rows(conn: apsw.Connection, hashes: Iterable[str]) -> list[CacheRow]:
+    if not table_exists(conn, "memory_embedding_cache"):
+        return []
+    out: list[CacheRow] = []
+    sql = (
+        "SELECT provider, model, provider_key, hash FROM memory_embedding_cache WHERE hash = ? ORDER BY provider, model"
+    )
+    for h in dict.fromkeys(hashes):
+        out.extend(CacheRow(*r) for r in conn.execute(sql, (h,)))
+    return out
+
+
+def delete_cache_hashes(conn: apsw.Connection, hashes: Iterable[str]) -> None:
+    """The cached vectors of these texts (their line vectors: line_vector_rows.delete_hashes)."""
+    if not table_exists(conn, "memory_embedding_cache"):
+        return
+    for h in dict.fromkeys(hashes):
+        conn.execute("DELETE FROM memory_embedding_cache WHERE hash = ?", (h,))

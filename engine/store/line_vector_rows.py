@@ -110,3 +110,9 @@ def sweep(conn: apsw.Connection, provider_key: str) -> int:
 def delete_hashes(conn: apsw.Connection, hashes: Sequence[str]) -> None:
     for h in dict.fromkeys(hashes):
         conn.execute(f"DELETE FROM {TABLE} WHERE hash = ?", (h,))
+
+
+def delete_hashes_present(conn: apsw.Connection, hashes: Sequence[str]) -> None:
+    """Like :func:`delete_hashes`, in a database that may predate line vectors (lineage forget)."""
+    if index_rows.table_exists(conn, TABLE):
+        delete_hashes(conn, hashes)

@@ -273,3 +273,12 @@ def term_query_counts(conn: apsw.Connection, entry_key: str, *, except_query: st
     """Concept term → how many distinct interactive queries hit it (``except_query`` left out)."""
     lists = _match_lists(conn, entry_key, "terms", except_query)
     return dict(Counter(v for values in lists for v in values if isinstance(v, str)))
+
+
+# ---------- lineage forget
+
+
+def delete_recall(conn: apsw.Connection, keys: Iterable[str]) -> None:
+    for key in dict.fromkeys(keys):
+        conn.execute("DELETE FROM memory_short_term_recall_events WHERE entry_key = ?", (key,))
+        conn.execute("DELETE FROM memory_short_term_recall WHERE entry_key = ?", (key,))

@@ -425,3 +425,37 @@ def set_file_state(conn: apsw.Connection, path: str, size: int, sha: str, at: in
 
 def delete_file_state(conn: apsw.Connection, path: str) -> None:
     conn.execute("DELETE FROM memory_flush_files WHERE path = ?", (path,))
+
+
+# ---------- entry origins, as lineage forget reads and deletes them
+
+
+def delete_origins_for_entries(conn: apsw.Connection, keys: Iterable[str], agent_id: str) -> None:
+    for key in dict.fromkeys(keys):
+        conn.execute("DELETE FROM memory_entry_origins WHERE entry_key = ? AND agent_id = ?", (key, agent_id))
+
+
+def delete_origins_for_sessions(conn: apsw.Connection, session_ids: Iterable[str], agent_id: str) -> None:
+    for sid in dict.fromkeys(session_ids):
+        conn.execute("DELETE FROM memory_entry_origins WHERE session_id = ? AND agent_id = ?", (sid, agent_id))
+
+
+def origin_row_count(conn: apsw.Connection, *, keys: Sequence[str], session_ids: Sequence[str], agent_id: str) -> int:
+    total = 0
+    seen: set[tuple[str, str]] = set()
+    for key in keys:
+        sql = "SELECT entry_key, session_id FROM memory_entry_origins WHERE entry_key = ? AND agent_id = ?"
+        seen.update((r[0], r[1]) for r in conn.execute(sql, (key, agent_id)))
+    for sid in session_ids:
+        sql = "SELECT entry_key, session_id FROM memory_entry_origins WHERE session_id = ? AND agent_id = ?"
+        seen.update((r[0], r[1]) for r in conn.execute(sql, (sid, agent_id)))
+    total = len(seen)
+    return total
+
+
+def other_agent_origin_count(conn: apsw.Connection, session_ids: Sequence[str], agent_id: str) -> int:
+    total = 0
+    for sid in session_ids:
+        sql = "SELECT COUNT(*) FROM memory_entry_origins WHERE session_id = ? AND agent_id != ?"
+        total += int(next(iter(conn.execute(sql, (sid, agent_id))))[0])
+    return total

@@ -174,7 +174,7 @@ def test_an_interrupted_line_pass_resumes(tmp_path: Path, default_model_path: Pa
 
 
 def test_forget_deletes_the_line_vectors_of_the_texts_it_forgets(diary_engine: MemoryEngine) -> None:
-    from clawmem.engine.store import forget_rows
+    from clawmem.engine.forget.service import delete_cached_vectors
 
     conn = diary_engine.store.conn()
     diary = [h for (h,) in conn.execute("SELECT hash FROM memory_index_chunks WHERE path LIKE 'memory/%'")]
@@ -182,7 +182,7 @@ def test_forget_deletes_the_line_vectors_of_the_texts_it_forgets(diary_engine: M
     count = "SELECT COUNT(*) FROM memory_index_line_vectors WHERE hash IN ({})"
     assert next(iter(conn.execute(count.format(",".join("?" * len(diary))), diary)))[0] == len(diary)
     with conn:
-        forget_rows.delete_cache_hashes(conn, diary)  # what a lineage forget runs for the texts it removes
+        delete_cached_vectors(conn, diary)  # what a lineage forget runs for the texts it removes
     assert next(iter(conn.execute(count.format(",".join("?" * len(diary))), diary)))[0] == 0
     assert next(iter(conn.execute(count.format(",".join("?" * len(kept))), kept)))[0] == len(kept)
 
