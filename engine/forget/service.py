@@ -38,16 +38,41 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import apsw
 from clawmem.engine.errors import ClawmemError, ConflictError
+from clawmem.engine.forget.matching import LoadedFile, excerpt, matches
+from clawmem.engine.forget.participants import (
+    NEVER_EDITED,
+    USER_MD_NOTE,
+    DreamingArtifacts,
+    IndexArtifacts,
+    PlanContext,
+    RecallArtifacts,
+)
+from clawmem.engine.forget.plan import (
+    ArtifactCounts,
+    CacheItem,
+    CuratedWrite,
+    EntryItem,
+    FileChange,
+    ForgetPlan,
+    ForgetResult,
+    LedgerItem,
+    LineItem,
+    OriginItem,
+    Refusal,
+    ResidualHit,
+    SegmentItem,
+    SessionResolution,
+    Survivor,
+)
 from clawmem.engine.sessions import flush as flushing
-from clawmem.engine.sessions import index as session_index
 from clawmem.engine.sessions import trust
-from clawmem.engine.store import dreaming_rows, index_rows, line_vector_rows, recall_rows, sessions_rows
+from clawmem.engine.store import dreaming_rows, sessions_rows
 from clawmem.engine.store import sessions_rows as srows
 from clawmem.engine.store.db import begin_immediate
 from clawmem.engine.times import iso_ms
@@ -60,7 +85,6 @@ if TYPE_CHECKING:
     from clawmem.engine.runtime import Reindexer, Runtime
 
 CURATED = ("MEMORY.md", "memory.md")
-NEVER_EDITED = ("USER.md",)
 ROOT_FILES = ("MEMORY.md", "memory.md", "USER.md", "DREAMS.md", "dreams.md")
 CORPUS_DIR = "memory/.dreams/session-corpus/"
 PREFIX_PROBE_CHARS = 100  # long snippets also match by their first 100 characters (truncated copies)
@@ -80,262 +104,13 @@ _SCORE_TAIL = re.compile(r"\s+\[score=[^\]]*\]\s*$")
 _ROLE = re.compile(r"^(?:user|assistant|tool):\s*")
 
 
-# ---------------------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class SessionResolution:
-    selector: str
-    session_id: str
-    session_key: str | None
-    source: str  # live | archived | unresolved
-    kind: str | None
-    event_count: int
-
-
-@dataclass(frozen=True)
-class LineItem:
-    path: str
-    line: int  # 1-based, in the file as it is now
-    text: str
-    reason: str  # entry | section | segment | snippet | heading | corpus
-
-
-@dataclass(frozen=True)
-class EntryItem:
-    entry_key: str
-    path: str
-    start_line: int  # first marker line
-    end_line: int
-    text: str
-    sessions: tuple[str, ...]  # every session its origin rows name
-    mixed: bool  # also derived from sessions that are not being forgotten
-
-
-@dataclass(frozen=True)
-class FileChange:
-    path: str
-    action: str  # rewrite | delete
-    base_sha256: str
-    lines_removed: int  # lines with text (blank lines between them go too, unlisted)
-    corpus: bool
-
-
-@dataclass(frozen=True)
-class ChunkItem:
-    chunk_id: str
-    path: str
-    source: str
-    start_line: int
-    end_line: int
-    has_vector: bool
-    holds_text: bool  # its text holds a selected snippet (its cached embedding is deleted too)
-
-
-@dataclass(frozen=True)
-class CacheItem:
-    provider: str
-    model: str
-    hash: str
-
-
-@dataclass(frozen=True)
-class RecallItem:
-    entry_key: str
-    path: str
-    start_line: int
-    end_line: int
-    snippet: str
-    why: str  # entry key | removed lines | snippet | file deleted
-
-
-@dataclass(frozen=True)
-class LedgerItem:
-    day: str
-    path: str
-    claim_key: str
-
-
-@dataclass(frozen=True)
-class StateItem:
-    """A preimage or a review-queue proposal that holds forgotten text."""
-
-    kind: str  # preimage | proposal
-    key: str  # preimage key or proposal id
-    proposal_id: str
-    status: str | None  # the proposal's status
-
-
-@dataclass(frozen=True)
-class OriginItem:
-    entry_key: str
-    session_id: str
-    session_key: str | None
-    origin_class: str
-
-
-@dataclass(frozen=True)
-class SegmentItem:
-    path: str
-    seq: int
-    session_id: str
-    kind: str
-    line_start: int | None
-    line_end: int | None
-
-
-@dataclass(frozen=True)
-class CuratedWrite:
-    relative_path: str
-    observed_at: str | None
-
-
-@dataclass(frozen=True)
-class Survivor:
-    what: str
-    where: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Refusal:
-    what: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class ArtifactCounts:
-    memory_files: int = 0
-    memory_entries: int = 0
-    memory_lines: int = 0
-    session_corpus_files: int = 0
-    session_corpus_lines: int = 0
-    index_chunks: int = 0
-    index_sources: int = 0
-    fts_rows: int = 0
-    vector_rows: int = 0
-    embedding_cache_rows: int = 0
-    short_term_entries: int = 0
-    seen_hash_scopes: int = 0
-    backups: int = 0
-    origin_rows: int = 0
-    proposals: int = 0
-    flush_segments: int = 0
-    transcript_events: int = 0
-
-    def spec(self) -> dict[str, int]:
-        """The spec's ``artifacts`` object (camelCase, its fields only)."""
-        return {
-            "memoryFiles": self.memory_files,
-            "memoryEntries": self.memory_entries,
-            "memoryLines": self.memory_lines,
-            "sessionCorpusFiles": self.session_corpus_files,
-            "sessionCorpusLines": self.session_corpus_lines,
-            "indexChunks": self.index_chunks,
-            "indexSources": self.index_sources,
-            "ftsRows": self.fts_rows,
-            "vectorRows": self.vector_rows,
-            "embeddingCacheRows": self.embedding_cache_rows,
-            "shortTermEntries": self.short_term_entries,
-            "seenHashScopes": self.seen_hash_scopes,
-            "backups": self.backups,
-            "originRows": self.origin_rows,
-        }
-
-
-@dataclass(frozen=True)
-class ForgetPlan:
-    agent_id: str
-    dry_run: bool
-    selectors: tuple[str, ...]
-    session_ids: tuple[str, ...]
-    resolutions: tuple[SessionResolution, ...]
-    entry_keys: tuple[str, ...]
-    mixed_lineage_entry_keys: tuple[str, ...]
-    untargetable_entry_keys: tuple[str, ...]
-    curated_writes: tuple[CuratedWrite, ...]
-    refusals: tuple[Refusal, ...]
-    artifacts: ArtifactCounts
-    files: tuple[FileChange, ...]
-    entries: tuple[EntryItem, ...]
-    lines: tuple[LineItem, ...]
-    chunks: tuple[ChunkItem, ...]
-    index_sources: tuple[tuple[str, str], ...]  # (path, source)
-    cache_rows: tuple[CacheItem, ...]
-    recall_entries: tuple[RecallItem, ...]
-    seen_hash_scopes: tuple[LedgerItem, ...]
-    state: tuple[StateItem, ...]
-    origin_rows: tuple[OriginItem, ...]
-    segments: tuple[SegmentItem, ...]
-    survives: tuple[Survivor, ...]
-    snippets: tuple[str, ...]  # what the residual check searches for
-    purge_transcripts: bool
-    fingerprint: str
-
-    def report(self) -> dict[str, Any]:
-        """The spec's dry-run JSON report (§7), camelCase, plus clawmem's ``details``."""
-        return {
-            "agentId": self.agent_id,
-            "dryRun": self.dry_run,
-            "sessionIds": list(self.session_ids),
-            "sessionResolutions": [
-                {"sessionId": r.session_id, "sessionKey": r.session_key, "source": r.source} for r in self.resolutions
-            ],
-            "entryKeys": list(self.entry_keys),
-            "mixedLineageEntryKeys": list(self.mixed_lineage_entry_keys),
-            "untargetableEntryKeys": list(self.untargetable_entry_keys),
-            "curatedWrites": [
-                {"relativePath": w.relative_path, "observedAt": w.observed_at} for w in self.curated_writes
-            ],
-            "refusals": [{"what": r.what, "reason": r.reason} for r in self.refusals],
-            "artifacts": self.artifacts.spec(),
-        }
-
-
-@dataclass(frozen=True)
-class ResidualHit:
-    where: str  # file | chunk | fts | embedding-cache | recall | preimage | proposal | run-report | origin | segment
-    # | transcript
-    location: str  # path:line, chunk id, entry key, preimage key, proposal id …
-    snippet: str  # the selected snippet found (or what is left)
-    excerpt: str
-    note: str | None = None  # why it is expected (e.g. USER.md is never edited)
-
-
-@dataclass(frozen=True)
-class ForgetResult:
-    plan: ForgetPlan
-    tombstoned: tuple[str, ...]
-    refusals: tuple[Refusal, ...]  # the plan's, plus files that changed during the run
-    warnings: tuple[str, ...]
-    residual: tuple[ResidualHit, ...]
-
-    @property
-    def residual_count(self) -> int:
-        return len(self.residual)
-
-
 # ---------------------------------------------------------------------------------- computation
-
-
-@dataclass
-class _File:
-    rel: str
-    path: Path
-    data: bytes
-    lines: list[str]  # decoded line texts (no newline), numbered like the index
-    corpus: bool
-    remove: dict[int, str] = field(default_factory=dict)  # line -> reason
-
-    @property
-    def sha(self) -> str:
-        return sha256_bytes(self.data)
 
 
 @dataclass
 class _Work:
     plan: ForgetPlan
-    files: list[_File]
+    files: list[LoadedFile]
     new_bytes: dict[str, bytes | None]  # None: delete the file
     probes: list[str]
     deleted_sources: list[tuple[str, str]]
@@ -366,28 +141,6 @@ def _fact(text: str) -> str:
     out = _SCORE_TAIL.sub("", out)
     out = trust.normalize(out)
     return _ROLE.sub("", out)
-
-
-def _matches(line: str, probes: Sequence[str]) -> str | None:
-    norm = trust.normalize(line)
-    for p in probes:
-        if p in norm:
-            return p
-    return None
-
-
-def _excerpt(text: str, probe: str | None = None, width: int = 160) -> str:
-    flat = " ".join(text.split())
-    if probe and probe in flat and len(flat) > width:
-        at = max(0, flat.index(probe) - 20)
-        return ("…" if at else "") + flat[at : at + width] + ("…" if at + width < len(flat) else "")
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def delete_cached_vectors(conn: apsw.Connection, hashes: list[str]) -> None:
-    """The forgotten texts' cached chunk vectors and the line vectors made from them."""
-    index_rows.delete_cache_hashes(conn, hashes)
-    line_vector_rows.delete_hashes_present(conn, hashes)
 
 
 class ForgetService:
@@ -473,7 +226,7 @@ class ForgetService:
         protected = [trust.normalize(t) for t in srows.event_texts_except(conn, ids)]
 
         # Files.
-        files: list[_File] = []
+        files: list[LoadedFile] = []
         for mf in discover(workspace, self.runtime.settings.index.extra_paths):
             if mf.rel.startswith("/") or ":" in mf.rel[:3] or mf.path.is_symlink():
                 continue
@@ -610,7 +363,7 @@ class ForgetService:
             for n, line in enumerate(f.lines, start=1):
                 if n in f.remove or not line.strip():
                     continue
-                hit = _matches(line, probes)
+                hit = matches(line, probes)
                 if f.corpus and hit is None and any(sid in line for sid in selected):
                     hit = "session id"
                 if hit is None:
@@ -642,83 +395,20 @@ class ForgetService:
             line_items.extend(LineItem(f.rel, n, f.lines[n - 1], f.remove[n]) for n in listed)
         changed = {c.path for c in changes}
 
-        # Index rows.
-        chunks: list[ChunkItem] = []
-        sources: list[tuple[str, str]] = []
-        cache_hashes: list[str] = []
-        surviving_hashes: set[str] = set()
-        session_paths = {session_index.session_path(s) for s in ids}
-        for c in index_rows.chunk_texts(conn):
-            holds = _matches(c.text, probes) is not None
-            if c.source == "memory" and c.path in changed:
-                f = by_rel[c.path]
-                overlaps = any(c.start_line <= n <= c.end_line for n in f.remove)
-                take = True
-                holds = holds or overlaps
-            elif c.source == session_index.SOURCE and c.path in session_paths:
-                take, holds = True, True
-            elif holds and c.path not in NEVER_EDITED:
-                take = True  # stale: the file no longer holds it (or it is not indexed from a file)
-            else:
-                take = False
-            if take:
-                chunks.append(ChunkItem(c.id, c.path, c.source, c.start_line, c.end_line, False, holds))
-                if (c.path, c.source) not in sources:
-                    sources.append((c.path, c.source))
-                if holds:
-                    cache_hashes.append(c.hash)
-            else:
-                surviving_hashes.add(c.hash)
-                if holds:
-                    survives.append(
-                        Survivor(
-                            "an index chunk holding a selected snippet",
-                            f"{c.path}:{c.start_line}-{c.end_line}",
-                            "its file is USER.md, which forget never edits",
-                        )
-                    )
-        vectors = index_rows.vector_ids(conn, [c.chunk_id for c in chunks])
-        chunks = [
-            ChunkItem(c.chunk_id, c.path, c.source, c.start_line, c.end_line, c.chunk_id in vectors, c.holds_text)
-            for c in chunks
-        ]
-        # Whole sources go (a later sync re-indexes the file), so every chunk of a listed source is deleted.
-        cache_hashes = [h for h in dict.fromkeys(cache_hashes) if h not in surviving_hashes]
-        caches = index_rows.cache_rows(conn, cache_hashes)
-        source_rows = [s for s in sources if index_rows.source_exists(conn, *s)]
-
-        # Recall store and its ledgers.
-        recall_items: list[RecallItem] = []
-        for rr in recall_rows.all_rows(conn):
-            why: str | None = None
-            if rr.entry_key in entry_keys:
-                why = "entry key"
-            elif rr.path in new_bytes and new_bytes[rr.path] is None:
-                why = "file deleted"
-            elif rr.path in by_rel and any(rr.start_line <= n <= rr.end_line for n in by_rel[rr.path].remove):
-                why = "removed lines"
-            elif _matches(rr.snippet, probes) is not None:
-                why = "snippet"
-            if why:
-                recall_items.append(RecallItem(rr.entry_key, rr.path, rr.start_line, rr.end_line, rr.snippet, why))
-        recall_keys = [rr.entry_key for rr in recall_items]
-        deleted_files = {rel for rel, b in new_bytes.items() if b is None}
-        ledger = [
-            row for row in dreaming_rows.ledger_rows(conn) if row.claim_key in recall_keys or row.path in deleted_files
-        ]
-
-        # Preimages and proposals.
-        state: list[StateItem] = []
-        proposal_ids: list[str] = []
-        for prop in dreaming_rows.proposals(conn):
-            if any(self._holds(t, probes, entry_keys) for t in prop.texts):
-                proposal_ids.append(prop.id)
-                state.append(StateItem("proposal", prop.id, prop.id, prop.status))
-        preimage_keys: list[str] = []
-        for pre in dreaming_rows.preimages(conn):
-            if pre.proposal_id in proposal_ids or self._holds(pre.text, probes, entry_keys):
-                preimage_keys.append(pre.key)
-                state.append(StateItem("preimage", pre.key, pre.proposal_id, None))
+        # The derived state: index, recall store, Dreaming's queue (engine/forget/participants.py).
+        ctx = PlanContext(conn, probes, entry_keys, ids, by_rel, new_bytes, changed, survives)
+        index = IndexArtifacts.plan(ctx)
+        chunks, vectors, caches, source_rows, cache_hashes = (
+            index.chunks,
+            index.vectors,
+            index.caches,
+            index.sources,
+            index.cache_hashes,
+        )
+        recall = RecallArtifacts.plan(ctx)
+        recall_items, recall_keys, ledger = recall.items, recall.keys, recall.ledger
+        dreaming = DreamingArtifacts.plan(ctx)
+        state, proposal_ids, preimage_keys = dreaming.state, dreaming.proposal_ids, dreaming.preimage_keys
 
         # Origins and segments.
         origin_items = [OriginItem(o.entry_key, o.session_id, o.session_key, o.origin_class) for o in all_rows]
@@ -826,7 +516,7 @@ class ForgetService:
             lost_segments=lost,
         )
 
-    def _load(self, rel: str, path: Path, refusals: list[Refusal], survives: list[Survivor]) -> _File | None:
+    def _load(self, rel: str, path: Path, refusals: list[Refusal], survives: list[Survivor]) -> LoadedFile | None:
         try:
             if path.stat().st_size > self.runtime.settings.index.max_file_bytes:
                 survives.append(Survivor(rel, rel, "larger than the index's file size limit; not checked"))
@@ -839,13 +529,7 @@ class ForgetService:
         if lines is None:
             survives.append(Survivor(rel, rel, "not UTF-8 text with \\n or \\r\\n line ends; not checked"))
             return None
-        return _File(rel, path, data, lines, False)
-
-    @staticmethod
-    def _holds(text: str, probes: Sequence[str], entry_keys: Sequence[str]) -> bool:
-        if any(k in text for k in entry_keys):
-            return True
-        return any(_matches(line, probes) is not None for line in text.split("\n"))
+        return LoadedFile(rel, path, data, lines, False)
 
     @staticmethod
     def _section(lines: list[str], n: int) -> range:
@@ -869,7 +553,7 @@ class ForgetService:
         return range(head, end + 1)
 
     @staticmethod
-    def _drop_empty_dreaming_sections(f: _File) -> None:
+    def _drop_empty_dreaming_sections(f: LoadedFile) -> None:
         """A Dreaming-written section whose entries all go loses its heading and blank lines too
         (and, at the end of the file, the blank lines Dreaming put before it)."""
         lines = f.lines
@@ -952,14 +636,9 @@ class ForgetService:
 
         # 2. Index and plugin state.
         with self.runtime.lock("reindex", timeout=30.0), self.runtime.store.write() as conn:
-            index_rows.delete_sources(conn, work.deleted_sources)
-            index_rows.delete_chunk_ids(conn, [c.chunk_id for c in plan.chunks])
-            delete_cached_vectors(conn, work.cache_hashes)
-            recall_rows.delete_recall(conn, work.recall_keys)
-            dreaming_rows.delete_ledger(conn, work.ledger)
-            dreaming_rows.delete_rejections(conn, work.recall_keys)
-            dreaming_rows.delete_proposals(conn, work.proposal_ids)
-            dreaming_rows.delete_preimages(conn, work.preimage_keys)
+            IndexArtifacts.delete(conn, work.deleted_sources, [c.chunk_id for c in plan.chunks], work.cache_hashes)
+            RecallArtifacts.delete(conn, work.recall_keys, work.ledger)
+            DreamingArtifacts.delete(conn, work.proposal_ids, work.preimage_keys)
 
         # 3–4. Memory files, then the session corpus: whole lines only, hash-checked.
         reindex: set[str] = {p for p, s in work.deleted_sources if s == "memory"}
@@ -998,7 +677,7 @@ class ForgetService:
         final = replace(plan, dry_run=False, refusals=tuple(refusals))
         return ForgetResult(final, tuple(tombstoned), tuple(refusals), tuple(warnings), residual)
 
-    def _write(self, f: _File, new: bytes | None, now: int) -> None:
+    def _write(self, f: LoadedFile, new: bytes | None, now: int) -> None:
         conn = self._conn
         tracked = f.rel in srows.segment_paths(conn)
         begin_immediate(conn)  # DatabaseLocked when another process writes
@@ -1056,55 +735,13 @@ class ForgetService:
             with contextlib.suppress(OSError, UnicodeDecodeError):
                 text = path.read_bytes().decode("utf-8")
                 for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
-                    p = _matches(line, probes)
+                    p = matches(line, probes)
                     if p is not None:
-                        note = "USER.md is never edited by forget" if rel in NEVER_EDITED else None
-                        hits.append(ResidualHit("file", f"{rel}:{n}", p, _excerpt(line, p), note))
-        for c in index_rows.chunk_texts(conn):
-            p = _matches(c.text, probes)
-            if p is not None or (
-                c.source == session_index.SOURCE and any(c.path == session_index.session_path(s) for s in session_ids)
-            ):
-                note = "USER.md is never edited by forget" if c.path in NEVER_EDITED else None
-                hits.append(
-                    ResidualHit(
-                        "chunk", f"{c.id} {c.path}:{c.start_line}-{c.end_line}", p or "", _excerpt(c.text, p), note
-                    )
-                )
-        for cid, fts_path, text in index_rows.fts_texts(conn):
-            p = _matches(text, probes)
-            if p is not None:
-                note = "USER.md is never edited by forget" if fts_path in NEVER_EDITED else None
-                hits.append(ResidualHit("fts", f"{cid} {fts_path}", p, _excerpt(text, p), note))
-        for row in index_rows.cache_rows(conn, cache_hashes):
-            hits.append(
-                ResidualHit(
-                    "embedding-cache",
-                    f"{row.provider}/{row.model} {row.hash[:12]}",
-                    "",
-                    "a vector computed from forgotten text",
-                )
-            )
-        for r in recall_rows.all_rows(conn):
-            p = _matches(r.snippet, probes)
-            if p is not None or r.entry_key in entry_keys:
-                hits.append(ResidualHit("recall", r.entry_key, p or r.entry_key, _excerpt(r.snippet, p)))
-        for pre in dreaming_rows.preimages(conn):
-            for line in pre.text.split("\n"):
-                p = _matches(line, probes)
-                if p is not None:
-                    hits.append(ResidualHit("preimage", pre.key, p, _excerpt(line, p)))
-                    break
-        for prop in dreaming_rows.proposals(conn):
-            for t in prop.texts:
-                p = next((_matches(line, probes) for line in t.split("\n") if _matches(line, probes)), None)
-                if p is not None:
-                    hits.append(ResidualHit("proposal", prop.id, p, _excerpt(t, p)))
-                    break
-        for run_id, report in dreaming_rows.run_reports(conn):
-            p = next((_matches(line, probes) for line in report.split("\n") if _matches(line, probes)), None)
-            if p is not None:
-                hits.append(ResidualHit("run-report", run_id, p, _excerpt(report, p)))
+                        note = USER_MD_NOTE if rel in NEVER_EDITED else None
+                        hits.append(ResidualHit("file", f"{rel}:{n}", p, excerpt(line, p), note))
+        hits += IndexArtifacts.residual(conn, probes, session_ids, cache_hashes)
+        hits += RecallArtifacts.residual(conn, probes, entry_keys)
+        hits += DreamingArtifacts.residual(conn, probes)
         for o in srows.origins_for_sessions(conn, session_ids):
             if o.agent_id == agent:
                 hits.append(ResidualHit("origin", o.entry_key, o.session_id, f"origin row of session {o.session_id}"))
@@ -1119,7 +756,7 @@ class ForgetService:
             )
         if purge:
             for sid, seq, text in srows.transcript_fts_texts(conn, session_ids):
-                hits.append(ResidualHit("transcript", f"{sid}#{seq}", sid, _excerpt(text)))
+                hits.append(ResidualHit("transcript", f"{sid}#{seq}", sid, excerpt(text)))
         return tuple(hits)
 
 

@@ -174,7 +174,7 @@ def test_an_interrupted_line_pass_resumes(tmp_path: Path, default_model_path: Pa
 
 
 def test_forget_deletes_the_line_vectors_of_the_texts_it_forgets(diary_engine: MemoryEngine) -> None:
-    from clawmem.engine.forget.service import delete_cached_vectors
+    from clawmem.engine.forget.participants import delete_cached_vectors
 
     conn = diary_engine.store.conn()
     diary = [h for (h,) in conn.execute("SELECT hash FROM memory_index_chunks WHERE path LIKE 'memory/%'")]
