@@ -80,9 +80,11 @@ def http_server(home: Path, workspace: Path, *extra: str) -> Iterator[tuple[str,
 @asynccontextmanager
 async def http_client(url: str, token: str | None = None) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"} if token else None
-    async with create_mcp_http_client(headers=headers) as http:
-        async with Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60) as client:
-            yield client
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60) as client,
+    ):
+        yield client
 
 
 def raw_post(url: str, token: str | None = None) -> httpx2.Response:

@@ -30,7 +30,7 @@ async def test_http_token_refused_and_accepted(home: Path, workspace: Path) -> N
         assert raw_post(url).status_code == 401
         wrong = raw_post(url, "not-the-token-at-all")
         assert wrong.status_code == 401 and wrong.headers["www-authenticate"].startswith("Bearer")
-        with pytest.raises(Exception):  # the SDK client without the token cannot connect
+        with pytest.raises(Exception):  # noqa: B017 — the SDK client without the token cannot connect
             async with http_client(url) as client:
                 await client.list_tools()
         async with http_client(url, TOKEN) as client:

@@ -122,7 +122,7 @@ async def test_one_server_searches_reads_and_writes(home: Path, workspace: Path)
         assert any(
             "Zephyrine" in r["snippet"] and r["provenance"]["originClass"] == "untrusted" for r in res["nearMisses"]
         )
-        assert not (workspace / "MEMORY.md").read_bytes() != before["MEMORY.md"]
+        assert (workspace / "MEMORY.md").read_bytes() == before["MEMORY.md"]
         assert (workspace / "USER.md").read_bytes() == before["USER.md"]
 
         # --- intents, with the CLI's validation
