@@ -43,6 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="the trust class of everything this server appends (default agent; callers can only lower it)",
     )
     p.add_argument("--no-watch", action="store_true", help=argparse.SUPPRESS)
+    # Benchmarks on a synthetic index (chunks without files): never sync it with the (empty) workspace.
+    p.add_argument("--no-sync", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(handler=cmd_mcp)
 
 
@@ -60,7 +62,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from clawmem.tui.mcp.door import MemoryDoor
     from clawmem.tui.mcp.server import build_server, run_http, run_stdio
 
-    door = MemoryDoor(engine, watch=not args.no_watch)
+    door = MemoryDoor(engine, watch=not (args.no_watch or args.no_sync), sync=not args.no_sync)
     server = build_server(door, read_only=args.read_only, append_origin=args.append_origin)
     door.start()
     try:

@@ -24,10 +24,11 @@ log = logging.getLogger("clawmem.mcp")
 class MemoryDoor:
     """The engine plus its background indexing: ``start`` once, ``close`` at shutdown."""
 
-    def __init__(self, engine: MemoryEngine, *, watch: bool = True, embed: bool = True) -> None:
+    def __init__(self, engine: MemoryEngine, *, watch: bool = True, embed: bool = True, sync: bool = True) -> None:
         self.engine = engine
         self._watch = watch
-        self._embed = embed
+        self._embed = embed and sync
+        self._sync = sync
         self._lock = threading.Lock()
         self._queue: list[frozenset[str] | None] = [None]  # None: sync everything (start-up)
         self._wake = threading.Event()
@@ -104,7 +105,7 @@ class MemoryDoor:
                 if first and self._embed:
                     self.engine.load_model()  # once, here: the first search must not wait for it
                 pending, only = self._take()
-                if pending and (only is None or only):
+                if pending and self._sync and (only is None or only):
                     self.engine.sync(only=only, embed=False, cancel=self._stop)
                 if first:
                     first = False
