@@ -775,7 +775,6 @@ class SessionService:
             effective_class=trust.least_trusted(final, "system") if w.kind != "interactive" else final,
         )
 
-
     def append(self, text: str, *, origin: str = "agent", reason: str | None = None) -> AppendResult:
         """Append ``text`` to today's ``memory/<date>.md`` as a flush without a session.
 
@@ -811,6 +810,7 @@ class SessionService:
             untrusted_regions=written.recorded_changes,
             external_appends=written.recorded_external,
         )
+
 
 def _valid_date(text: str) -> bool:
     try:
