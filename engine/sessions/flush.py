@@ -19,13 +19,17 @@ range maps onto chunk line ranges directly.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
-from collections.abc import Sequence
+import os
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
-from clawmem.engine.errors import ClawmemError
+from clawmem.engine.errors import ClawmemError, ConflictError
 from clawmem.engine.store import sessions_rows as rows
 from clawmem.engine.store.db import begin_immediate
 from clawmem.engine.store.sessions_rows import FileStateRow, SegmentRow
@@ -269,6 +273,29 @@ def _read(path: Path) -> bytes:
         raise ClawmemError(f"cannot read {path.name}: {exc.strerror or exc}") from exc
 
 
+APPEND_ATTEMPTS = 5  # a writer outside clawmem changed the file between our read and our write: re-read
+
+
+@contextlib.contextmanager
+def append_lock(directory: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on the directory that holds the file being appended to.
+
+    Every clawmem append (a CLI flush, the app, two MCP servers for two agents) takes it around
+    read → write → provenance commit, so two appenders never both read the same old bytes: without
+    it one of them was refused ("changed on disk since it was read") or, with two agents' databases
+    on one workspace, an atomic replace silently dropped the other's line. The lock is on the
+    directory itself (no lock file in the workspace), shared by every home and agent, and, being an
+    ``flock`` on its own open file description, it also excludes another thread of this process.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
+
+
 def append_segment(
     conn: apsw.Connection,
     workspace: Path,
@@ -287,11 +314,52 @@ def append_segment(
 
     ``create_only`` writes a new file and refuses when it exists (session-memory notes). The file
     write is atomic and hash-checked against the bytes read here; the provenance rows are written
-    in one transaction around it.
+    in one transaction around it. Appenders are serialized by :func:`append_lock`, and a write
+    refused because a program outside clawmem changed the file meanwhile is retried on the new bytes.
     """
     if origin not in ("agent", "untrusted"):
         raise ClawmemError(f"unknown flush origin {origin!r} (agent or untrusted)")
     path = workspace / rel
+    with append_lock(path.parent):
+        for attempt in range(APPEND_ATTEMPTS):
+            seen = _read(path)
+            try:
+                return _append_locked(
+                    conn,
+                    path,
+                    rel,
+                    text,
+                    origin=origin,
+                    kind=kind,
+                    session_id=session_id,
+                    session_key=session_key,
+                    session_kind=session_kind,
+                    now_ms=now_ms,
+                    create_only=create_only,
+                )
+            except ConflictError:
+                # Retry only when our bytes did not land (a retry must never write a line twice).
+                landed = text.replace("\r\n", "\n").strip().encode("utf-8") in _read(path)[len(seen) :]
+                if create_only or landed or attempt == APPEND_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def _append_locked(
+    conn: apsw.Connection,
+    path: Path,
+    rel: str,
+    text: str,
+    *,
+    origin: str,
+    kind: str,
+    session_id: str | None,
+    session_key: str | None,
+    session_kind: str | None,
+    now_ms: int,
+    create_only: bool,
+) -> WrittenSegment:
     old = _read(path)
     if create_only and (old or path.exists()):
         raise ClawmemError(f"{rel} already exists; nothing was written")

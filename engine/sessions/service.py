@@ -178,6 +178,19 @@ class FlushResult:
 
 
 @dataclass(frozen=True)
+class AppendResult:
+    """A sessionless append to today's diary (an agent writing through the MCP server)."""
+
+    path: str
+    line_start: int
+    line_end: int
+    origin_class: str  # as recorded on the segment: agent | untrusted
+    origin_reason: str  # why this class (the writer's own, or what lowered it)
+    untrusted_regions: int  # non-append changes found since the last tracked write
+    external_appends: int  # appends by someone else, recorded as agent segments
+
+
+@dataclass(frozen=True)
 class TranscriptHit:
     session_id: str
     seq: int
@@ -760,6 +773,42 @@ class SessionService:
             external_appends=written.recorded_external,
             origin_reason="lowered by the caller (--origin untrusted)" if lowered else derived.reason,
             effective_class=trust.least_trusted(final, "system") if w.kind != "interactive" else final,
+        )
+
+    def append(self, text: str, *, origin: str = "agent", reason: str | None = None) -> AppendResult:
+        """Append ``text`` to today's ``memory/<date>.md`` as a flush without a session.
+
+        For a writer that is not an imported transcript (an agent through the MCP server): the
+        same append-only, atomic, provenance-recording path as :meth:`flush`, with no session on
+        the segment. ``origin`` is the writer's class, ``agent`` or ``untrusted``; the caller
+        decides it (it may only be lowered from ``agent``). Only today's diary, never a curated file.
+        """
+        self.runtime.require_workspace()
+        if not text.strip():
+            raise ClawmemError("nothing to append: the text is empty")
+        if origin not in ("agent", "untrusted"):
+            raise ClawmemError(f"unknown origin {origin!r}: use agent or untrusted")
+        rel = f"memory/{self.runtime.clock.today()}.md"
+        written = flushing.append_segment(
+            self._conn,
+            self.runtime.workspace,
+            rel,
+            text,
+            origin=origin,
+            kind="flush",
+            session_id=None,
+            session_key=None,
+            session_kind=None,
+            now_ms=self._now_ms(),
+        )
+        return AppendResult(
+            path=rel,
+            line_start=written.line_start,
+            line_end=written.line_end,
+            origin_class=origin,
+            origin_reason=reason or ("the writer's own class" if origin == "agent" else "marked untrusted"),
+            untrusted_regions=written.recorded_changes,
+            external_appends=written.recorded_external,
         )
 
 

@@ -17,7 +17,15 @@ from clawmem.tui.cli import common
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from clawmem.tui.cli import context_cmds, dream_cmds, index_cmds, intent_cmds, search_cmds, session_cmds
+    from clawmem.tui.cli import (
+        context_cmds,
+        dream_cmds,
+        index_cmds,
+        intent_cmds,
+        mcp_cmds,
+        search_cmds,
+        session_cmds,
+    )
 
     parser = common.Parser(
         prog="clawmem",
@@ -32,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write the demo workspace (to DIR, or a fresh temp dir) and open it",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in (index_cmds, search_cmds, context_cmds, dream_cmds, intent_cmds, session_cmds):
+    for module in (index_cmds, search_cmds, context_cmds, dream_cmds, intent_cmds, session_cmds, mcp_cmds):
         module.register(sub)
     return parser
 

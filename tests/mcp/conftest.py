@@ -1,0 +1,108 @@
+"""Helpers for the MCP tests: a keyword-only home on a copy of the fixture workspace, the server as a
+real subprocess (``clawmem … mcp``), and the SDK's own client over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.conftest import NOW
+
+CLAWMEM = str(Path(sys.executable).with_name("clawmem"))
+ENV = {"CLAWMEM_NOW": NOW, "CLAWMEM_TZ": "UTC", "CLAWMEM_THREADS": "1"}
+TODAY = NOW[:10]
+
+
+def keyword_home(home: Path) -> Path:
+    """No model: search is keyword-only, as in the CLI tests (fast, and what the tests check is the door)."""
+    (home / "config.toml").write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
+    return home
+
+
+def server_args(home: Path, workspace: Path, *extra: str) -> list[str]:
+    return ["--home", str(home), "--workspace", str(workspace), *extra]
+
+
+@asynccontextmanager
+async def stdio_client(home: Path, workspace: Path, *extra: str) -> AsyncIterator[Client]:
+    params = StdioServerParameters(command=CLAWMEM, args=[*server_args(home, workspace), "mcp", *extra], env=ENV)
+    async with Client(params, read_timeout_seconds=60) as client:
+        yield client
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def http_server(home: Path, workspace: Path, *extra: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    port = free_port()
+    cmd = [CLAWMEM, *server_args(home, workspace), "mcp", "--http", "--port", str(port), *extra]
+    proc = subprocess.Popen(cmd, env={**os.environ, **ENV}, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise AssertionError(f"server exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the HTTP server did not start within 60 s")
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str | None = None) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http), read_timeout_seconds=60) as client,
+    ):
+        yield client
+
+
+def raw_post(url: str, token: str | None = None) -> httpx2.Response:
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    return httpx2.post(url, json=body, headers=headers, timeout=10)
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content is not None
+    return dict(result.structured_content)
+
+
+def error_text(result: Any) -> str:
+    assert result.is_error, result
+    text = str(result.content[0].text)
+    assert "\n" not in text and "Traceback" not in text, text
+    return text
