@@ -4,6 +4,9 @@ one process share nothing).
 
 - line vectors per text hash: the same candidates come back search after search (as you type);
 - document frequencies per index revision: a count can be a full scan (a 2-letter term);
+- the path index per database and sources (the path leg's exact tiers), rebuilt when the
+  indexed paths change, and whether every stored vector passes the vector leg's model/source
+  filter, checked again when the vectors change;
 - the query-embedding thread: the query is embedded, and ranked against the in-memory vectors,
   while the keyword leg runs. llama.cpp, numpy and SQLite all release the GIL, so on two cores
   the embedding (~12 ms) and the 100k-row matrix product (~20 ms) cost little wall time beside
@@ -21,6 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 import apsw
 import numpy as np
 from clawmem.engine.index.line_evidence import evidence_lines
+from clawmem.engine.search.keyword import PathIndexes
+from clawmem.engine.search.vector import FilterFree
 from clawmem.engine.store import line_vector_rows
 from clawmem.engine.store import search_queries as q
 
@@ -39,6 +44,8 @@ class SearchCaches:
         self._df: OrderedDict[tuple[str, int, int, str, str], int] = OrderedDict()
         self._df_seen: dict[str, int] = {}  # the last revision seen per database
         self._df_lock = threading.Lock()  # searches run on worker threads
+        self.path_indexes: PathIndexes = {}  # read and replaced whole, as the module dicts were
+        self.filter_free: FilterFree = {}
         self.embedder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="clawmem-query-embed")
 
     def close(self) -> None:

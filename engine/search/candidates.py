@@ -276,6 +276,7 @@ def gather(
             stop_words=policy.openclaw_keywords,
             hits_of=counts.idf if policy.known_counts else None,
             words=policy.words,
+            path_indexes=caches.path_indexes,
         )
     concepts = query_concepts(query, stem=policy.stem)
     weights = concept_weights(concepts, chunk_total, counts.idf) if policy.idf_weights else {}
@@ -325,7 +326,15 @@ def gather(
         leg = (
             matrix_hits(conn, vm, qv.top, meta)
             if vm is not None and qv.top is not None
-            else vector_leg(conn, qvec, model=vctx.model, sources=req.sources, limit=window, use_vec=vctx.use_vec)
+            else vector_leg(
+                conn,
+                qvec,
+                model=vctx.model,
+                sources=req.sources,
+                limit=window,
+                use_vec=vctx.use_vec,
+                filter_free=caches.filter_free,
+            )
         )
         for vh in leg:
             cands[vh.id] = Candidate(

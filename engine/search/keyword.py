@@ -150,6 +150,7 @@ class _BodySearch:
     limit: int
     hits_of: Callable[[str], int] | None = None
     words: bool = False
+    path_indexes: PathIndexes | None = None
 
     def body(self, terms_query: str) -> list[KeywordHit]:
         tokens = query_tokens(terms_query)
@@ -179,7 +180,10 @@ class _BodySearch:
             body = self._hits(q.word_match(self.conn, term, self.sources, self.limit))
         else:
             body = self.body(term)
-        return [*body, *path_leg(self.conn, term, self.sources, self.limit, exact_tiers=False)]
+        return [
+            *body,
+            *path_leg(self.conn, term, self.sources, self.limit, exact_tiers=False, path_indexes=self.path_indexes),
+        ]
 
 
 def exact_tier(query: str, path: str) -> int:
@@ -206,14 +210,16 @@ class _PathIndex:
     by_key: dict[str, list[tuple[str, str]]]
 
 
-# (database file, sources) -> (index state, index): rebuilt when the indexed paths change.
-_PATH_INDEXES: dict[tuple[str, tuple[str, ...]], tuple[IndexState, _PathIndex]] = {}
+# (database file, sources) -> (index state, index): rebuilt when the indexed paths change. One
+# per SearchService (search/caches.py); None (a leg called on its own) builds the index each time.
+PathIndexes = dict[tuple[str, tuple[str, ...]], tuple[IndexState, _PathIndex]]
 
 
-def _path_index(conn: apsw.Connection, sources: Sequence[str]) -> _PathIndex:
+def _path_index(conn: apsw.Connection, sources: Sequence[str], cache: PathIndexes | None) -> _PathIndex:
     key = (str(conn.filename), tuple(sources))
     stamp = q.index_state(conn)
-    cached = _PATH_INDEXES.get(key) if conn.filename else None  # in-memory databases: no cache
+    # In-memory databases: no cache.
+    cached = cache.get(key) if cache is not None and conn.filename else None
     if cached is not None and cached[0] == stamp:
         return cached[1]
     by_key: dict[str, list[tuple[str, str]]] = {}
@@ -224,20 +230,27 @@ def _path_index(conn: apsw.Connection, sources: Sequence[str]) -> _PathIndex:
         for k in dict.fromkeys((np_, base, base[:dot] if dot > 0 else base)):
             by_key.setdefault(k, []).append((path, source))
     index = _PathIndex(by_key)
-    if conn.filename:
-        _PATH_INDEXES[key] = (stamp, index)
+    if cache is not None and conn.filename:
+        cache[key] = (stamp, index)
     return index
 
 
 def path_leg(
-    conn: apsw.Connection, query: str, sources: Sequence[str], limit: int, *, exact_tiers: bool = True
+    conn: apsw.Connection,
+    query: str,
+    sources: Sequence[str],
+    limit: int,
+    *,
+    exact_tiers: bool = True,
+    path_indexes: PathIndexes | None = None,
 ) -> list[KeywordHit]:
-    """Path hits; ``exact_tiers=False`` for keyword probes (only the full query claims a tier)."""
+    """Path hits; ``exact_tiers=False`` for keyword probes (only the full query claims a tier);
+    ``path_indexes`` caches each database's path index between searches."""
     hits: dict[str, KeywordHit] = {}
     exact: list[tuple[int, str, str]] = []
     nq = normalize_for_match(query)
     if exact_tiers and nq and nq != ".":
-        for path, source in _path_index(conn, sources).by_key.get(nq, ()):
+        for path, source in _path_index(conn, sources, path_indexes).by_key.get(nq, ()):
             tier = exact_tier(query, path)
             if tier:
                 exact.append((tier, path, source))
@@ -334,6 +347,7 @@ def keyword_leg(
     stop_words: bool = True,
     hits_of: Callable[[str], int] | None = None,
     words: bool = False,
+    path_indexes: PathIndexes | None = None,
 ) -> tuple[list[KeywordHit], list[str], list[str]]:
     """Keyword + path hits merged by chunk id, the extracted keywords that were probed, and
     those ``probe_filter`` turned down (too common to be worth a ranked probe).
@@ -352,6 +366,7 @@ def keyword_leg(
     ``words`` (calibrated scoring) looks up the probes of ASCII words in the word index
     (``engine.store.word_index``: whole words and their Porter stems, not substrings); the full
     query's AND still matches substrings, so a word typed halfway finds the chunks it starts.
+    ``path_indexes``: the service's cache of path indexes (None: built for this call).
     """
     search = _BodySearch(
         conn,
@@ -361,11 +376,12 @@ def keyword_leg(
         limit,
         hits_of,
         words,
+        path_indexes,
     )
     merged: dict[str, KeywordHit] = {}
     full = query if stop_words else " ".join(content_tokens(query))
     _merge(merged, search.body(full))
-    _merge(merged, path_leg(conn, query, sources, limit))
+    _merge(merged, path_leg(conn, query, sources, limit, path_indexes=path_indexes))
     probed: list[str] = []
     skipped: list[str] = []
     non_exact = sum(1 for h in merged.values() if not h.exact_tier)

@@ -44,13 +44,14 @@ def vector_leg(
     sources: Sequence[str],
     limit: int,
     use_vec: bool,
+    filter_free: FilterFree | None = None,
 ) -> list[VectorHit]:
     if not np.any(query_vec):
         return []
     if use_vec:
         # Oversampling only matters when the model/source filter can drop KNN rows; when every
         # stored vector passes it, the first ``limit`` neighbours are the answer (3x faster at 100k).
-        k = limit if _all_vectors_pass(conn, model, sources) else min(limit * KNN_OVERSAMPLE, MAX_KNN_K)
+        k = limit if _all_vectors_pass(conn, model, sources, filter_free) else min(limit * KNN_OVERSAMPLE, MAX_KNN_K)
         rows = q.knn(conn, vec_to_blob(query_vec), k, model, sources, limit)
         return [
             VectorHit(r.id, r.path, r.source, int(r.start_line), int(r.end_line), r.text, 1.0 - float(r.distance))
@@ -59,20 +60,22 @@ def vector_leg(
     return _scan(conn, query_vec, model, sources, limit)
 
 
-# (database file, model, sources) -> ((revision, vector count), every vector passes the filter)
-_FILTER_FREE: dict[tuple[str, str, tuple[str, ...]], tuple[tuple[int, int], bool]] = {}
+# (database file, model, sources) -> ((revision, vector count), every vector passes the filter).
+# One per SearchService (search/caches.py); None (a leg called on its own) checks each time.
+FilterFree = dict[tuple[str, str, tuple[str, ...]], tuple[tuple[int, int], bool]]
 
 
-def _all_vectors_pass(conn: apsw.Connection, model: str, sources: Sequence[str]) -> bool:
+def _all_vectors_pass(conn: apsw.Connection, model: str, sources: Sequence[str], cache: FilterFree | None) -> bool:
     """Whether every stored vector belongs to ``model`` and ``sources`` (checked once per index change)."""
     key = (str(conn.filename), model, tuple(sources))
     stamp = (q.index_revision(conn), q.vector_count(conn))
-    cached = _FILTER_FREE.get(key) if conn.filename else None  # in-memory databases: no cache
+    # In-memory databases: no cache.
+    cached = cache.get(key) if cache is not None and conn.filename else None
     if cached is not None and cached[0] == stamp:
         return cached[1]
     passes = not q.has_filtered_vectors(conn, model, sources)
-    if conn.filename:
-        _FILTER_FREE[key] = (stamp, passes)
+    if cache is not None and conn.filename:
+        cache[key] = (stamp, passes)
     return passes
 
 
