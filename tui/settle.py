@@ -1,8 +1,9 @@
 """Waiting for the app to be still under a Pilot: for snapshot tests and `make screenshots`.
 
 "Still" means no worker pending or running, and no shown table with rows or cells it has not
-measured yet. Textual's DataTable sizes its auto-width columns when it is next idle; on a busy
-machine a screenshot taken before that showed every column at its label's width ("supers…").
+measured yet. Textual's DataTable sizes its auto-width columns when it is next idle; a screenshot
+taken before that shows every column at its label's width ("supers…"). (A table painted before it
+measured kept those widths even after measuring, in the app too: MeasuredTable repaints it.)
 """
 
 from __future__ import annotations

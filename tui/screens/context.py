@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from clawmem.engine.context.service import LineState, StartupContext, StartupFile, TriggerPreview
 from clawmem.engine.errors import ClawmemError
 from clawmem.tui.messages import EngineFailed
+from clawmem.tui.widgets.measured_table import MeasuredTable
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -52,7 +53,7 @@ def visible_lines(lines: tuple[LineState, ...]) -> list[LineState | int]:
     return out
 
 
-class ContextTable(DataTable[Any]):
+class ContextTable(MeasuredTable):
     """The files and trigger tables, with the keys every list in the app has."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -21,6 +21,7 @@ from clawmem.engine.forget.service import ForgetPlan, ForgetResult, plan_lines_b
 from clawmem.engine.sessions.service import SessionSummary
 from clawmem.tui.messages import EngineFailed
 from clawmem.tui.screens.sessions import origin_text
+from clawmem.tui.widgets.measured_table import MeasuredTable
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -519,7 +520,7 @@ def session_prompt(s: SessionSummary) -> Text:
 # --------------------------------------------------------------------------------------------- pane
 
 
-class GroupsTable(DataTable[Any]):
+class GroupsTable(MeasuredTable):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False, id="forget.groups.down"),
         Binding("k", "cursor_up", "Up", show=False, id="forget.groups.up"),

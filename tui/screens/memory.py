@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import EntryView
 from clawmem.engine.workspace.catalog import FileInfo, FileSnapshot
 from clawmem.tui.messages import EditFile, EngineFailed
+from clawmem.tui.widgets.measured_table import MeasuredTable
 from clawmem.tui.widgets.table_sync import sync_rows
 from rich.text import Text
 from textual import on, work
@@ -50,7 +51,7 @@ class MemoryTree(Tree[str]):
     ]
 
 
-class EntriesTable(DataTable[Any]):
+class EntriesTable(MeasuredTable):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False, id="memory.entries.down"),
         Binding("k", "cursor_up", "Up", show=False, id="memory.entries.up"),

@@ -13,6 +13,7 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.tui.messages import EngineFailed, OpenLocation
 from clawmem.tui.widgets.breakdown import BreakdownPanel
+from clawmem.tui.widgets.measured_table import MeasuredTable
 from clawmem.tui.widgets.table_sync import cursor_key, sync_rows
 from rich.text import Text
 from textual import on, work
@@ -41,7 +42,7 @@ WIDTHS = {
 NARROW = 130  # below this width the breakdown goes under the lists
 
 
-class ResultsTable(DataTable[Any]):
+class ResultsTable(MeasuredTable):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("j", "cursor_down", "Down", show=False, id="search.results.down"),
         Binding("k", "cursor_up", "Up", show=False, id="search.results.up"),

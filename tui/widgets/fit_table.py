@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from clawmem.tui.widgets.measured_table import MeasuredTable
 from rich.text import Text
-from textual.widgets import DataTable
 
 Rows = Sequence[tuple[str, Sequence[Text]]]
 SCROLLBAR = 2  # room kept for the vertical scrollbar
@@ -28,7 +28,7 @@ def _one_line(cell: Text) -> Text:
     return out
 
 
-class FitTable(DataTable[Any]):
+class FitTable(MeasuredTable):
     def __init__(
         self, labels: Sequence[str], *, caps: Mapping[int, int] | None = None, min_last: int = 12, **kwargs: Any
     ) -> None:
