@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from clawmem.engine.dreaming import report
@@ -34,14 +34,6 @@ from textual.widgets import DataTable, Markdown, Static, TabbedContent, TabPane
 
 NARROW = 130
 VIEWS = ("review", "history", "candidates", "diary")
-WEIGHTS = (
-    ("frequency", 0.24),
-    ("relevance", 0.30),
-    ("diversity", 0.15),
-    ("recency", 0.15),
-    ("consolidation", 0.10),
-    ("conceptual", 0.06),
-)
 PROPOSAL_STYLE = {
     "pending": "bold yellow",
     "applied": "green",
@@ -396,9 +388,8 @@ def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
         Text("share", style="dim"),
     )
     total = e.score or 1.0
-    for name, weight in WEIGHTS:
-        value = getattr(e.components, name)
-        weighted = getattr(e.weighted, name)
+    for name in (f.name for f in fields(e.weights)):  # the engine's weights, in its order
+        value, weight, weighted = (getattr(c, name) for c in (e.components, e.weights, e.weighted))
         comps.add_row(
             name,
             bar(value, 10),
