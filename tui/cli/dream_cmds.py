@@ -41,7 +41,7 @@ def _hhmm(text: str) -> str:
     return f"{int(parts[0]):02d}:{int(parts[1]):02d}"
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parent = common.global_parent()
     p = sub.add_parser(
         "dream",
