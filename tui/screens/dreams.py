@@ -16,16 +16,23 @@ from dataclasses import dataclass, fields
 from typing import ClassVar
 
 from clawmem.engine.dreaming import report
-from clawmem.engine.dreaming.models import CandidateExplanation, HistoryItem, Operation, Proposal, RevertResult
-from clawmem.engine.errors import ClawmemError
+from clawmem.engine.dreaming.models import (
+    CandidateExplanation,
+    DreamRun,
+    HistoryItem,
+    Operation,
+    Proposal,
+    RevertResult,
+)
 from clawmem.tui.messages import EngineFailed
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.breakdown import bar
 from clawmem.tui.widgets.diff_view import unified_diff
 from clawmem.tui.widgets.fit_table import FitTable
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -450,7 +457,7 @@ def diary_markdown(text: str) -> str:
 # --------------------------------------------------------------------------------------------- pane
 
 
-class DreamsPane(Vertical):
+class DreamsPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "a",
@@ -488,6 +495,7 @@ class DreamsPane(Vertical):
         Binding("d", "view('diary')", "DREAMS.md", show=False, id="dreams.view-diary"),
     ]
     HELP = "dreams"
+    NOTIFY_TITLE = "dreams"
     PALETTE: ClassVar = [
         ("dreams: Run a Dreaming cycle", "Light → REM → Deep now; manual review ends in a proposal", "run"),
         ("dreams: Review proposals", "Pending MEMORY.md rewrites with their diffs", "view('review')"),
@@ -560,16 +568,16 @@ class DreamsPane(Vertical):
     def refresh_from_engine(self, paths: frozenset[str]) -> None:
         self._load()
 
-    @work(thread=True, exclusive=True, group="dreams-load", exit_on_error=False)
     def _load(self) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
+        engine = self.engine
+
+        def read() -> DreamsData:
             dreams = report.dreams_path(engine.workspace)
             text: str | None = None
             if dreams.is_file():
                 snap = engine.snapshot(dreams.name)
                 text = snap.text if snap.exists else None
-            data = DreamsData(
+            return DreamsData(
                 proposals=engine.dreaming.proposals(),
                 history=engine.dreaming.history(),
                 candidates=engine.dreaming.candidates(),
@@ -577,13 +585,8 @@ class DreamsPane(Vertical):
                 dreams_text=text,
                 review=engine.settings.dreaming.review,
             )
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"dreaming data could not be read: {exc}", "dreams"))
-            return
-        self.app.call_from_thread(self._show, data)
+
+        self.run_engine(read, self._show, group="dreams-load", failure="dreaming data could not be read")
 
     def _show(self, data: DreamsData) -> None:
         self.data = data
@@ -711,7 +714,7 @@ class DreamsPane(Vertical):
                 )
             )
             return
-        min_score = self.app.engine.settings.dreaming.deep_min_score  # type: ignore[attr-defined]
+        min_score = self.engine.settings.dreaming.deep_min_score
         widget.update(render_explain(e, min_score))
 
     def _update_status(self) -> None:
@@ -848,25 +851,20 @@ class DreamsPane(Vertical):
         self._set_note(Text(f"Applying proposal {p.short_id}…", style="italic"))
         self._approve(p.id)
 
-    @work(thread=True, exclusive=True, group="dreams-write", exit_on_error=False)
     def _approve(self, proposal_id: str) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            result = engine.dreaming.approve(proposal_id)
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            self.app.call_from_thread(self._set_note, Text(f"✗ {exc}", style="red"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"approve failed: {exc}", "dreams"))
-            return
-        self.app.call_from_thread(self._approved, result.applied, result.message, result.warnings)
+        self.run_engine(
+            lambda: self.engine.dreaming.approve(proposal_id),
+            lambda result: self._approved(result.applied, result.message, result.warnings),
+            group="dreams-write",
+            failure="approve failed",
+            on_error=lambda exc: self._set_note(Text(f"✗ {exc}", style="red")),
+        )
 
     def _approved(self, applied: bool, message: str, warnings: tuple[str, ...]) -> None:
         if applied:
             self._set_note(Text(f"✓ {message}; R in History undoes it", style="green"))
             self.notify(message, title="dreams")
-            self.app.start_indexing(only=frozenset({"MEMORY.md"}))  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=frozenset({"MEMORY.md"}))
         else:
             self._set_note(Text(f"✗ {message}", style="red"))
             self.notify(message, title="dreams", severity="warning")
@@ -894,19 +892,18 @@ class DreamsPane(Vertical):
 
         self.app.push_screen(ReasonModal(f"Reject proposal {p.short_id}", body, yes="Reject"), done)
 
-    @work(thread=True, exclusive=True, group="dreams-write", exit_on_error=False)
     def _reject(self, proposal_id: str, reason: str) -> None:
-        try:
-            p = self.app.engine.dreaming.reject(proposal_id, reason or None)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"reject failed: {exc}", "dreams"))
-            return
-        note = f"rejected proposal {p.short_id}" + (f" ({reason})" if reason else "")
-        self.app.call_from_thread(self._set_note, Text(f"✓ {note}; its candidates wait for new signals", style="green"))
-        self.app.call_from_thread(self.refresh_from_engine, frozenset())
+        def rejected(p: Proposal) -> None:
+            note = f"rejected proposal {p.short_id}" + (f" ({reason})" if reason else "")
+            self._set_note(Text(f"✓ {note}; its candidates wait for new signals", style="green"))
+            self.refresh_from_engine(frozenset())
+
+        self.run_engine(
+            lambda: self.engine.dreaming.reject(proposal_id, reason or None),
+            rejected,
+            group="dreams-write",
+            failure="reject failed",
+        )
 
     def action_revert(self) -> None:
         from clawmem.tui.modals.confirm import ConfirmModal
@@ -928,24 +925,20 @@ class DreamsPane(Vertical):
 
         self.app.push_screen(ConfirmModal(f"Revert rewrite {h.proposal_id[:8]}", body, yes="Revert", no="Keep"), done)
 
-    @work(thread=True, exclusive=True, group="dreams-write", exit_on_error=False)
     def _revert(self, proposal_id: str) -> None:
-        try:
-            result = self.app.engine.dreaming.revert(proposal_id)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"revert failed: {exc}", "dreams"))
-            return
-        self.app.call_from_thread(self._reverted, result)
+        self.run_engine(
+            lambda: self.engine.dreaming.revert(proposal_id),
+            self._reverted,
+            group="dreams-write",
+            failure="revert failed",
+        )
 
     def _reverted(self, result: RevertResult) -> None:
         if result.reverted:
             self.refused.pop(result.proposal_id, None)
             self._set_note(Text(f"✓ {result.message}", style="green"))
             self.notify(result.message, title="dreams")
-            self.app.start_indexing(only=frozenset({"MEMORY.md"}))  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=frozenset({"MEMORY.md"}))
         else:
             # No toast: the refusal and the three texts are shown in the History view itself.
             self.refused[result.proposal_id] = result
@@ -973,21 +966,18 @@ class DreamsPane(Vertical):
         if self._cancel is not None:
             self._cancel.set()
 
-    @work(thread=True, exclusive=True, group="dreams-run", exit_on_error=False)
     def _run(self, cancel: threading.Event) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            run = engine.dreaming.run(
+        self.run_engine(
+            lambda: self.engine.dreaming.run(
                 trigger="tui", cancel=cancel, progress=lambda phase: self.app.call_from_thread(self._step, phase)
-            )
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            self.app.call_from_thread(self._finished, Text(f"✗ Dreaming failed: {exc}", style="red"), None, False)
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"Dreaming failed: {exc}", "dreams"))
-            self.app.call_from_thread(self._finished, Text(f"✗ Dreaming failed: {exc}", style="red"), None, False)
-            return
+            ),
+            lambda run: self._ran(run, cancel),
+            group="dreams-run",
+            failure="Dreaming failed",
+            on_error=lambda exc: self._finished(Text(f"✗ Dreaming failed: {exc}", style="red"), None, False),
+        )
+
+    def _ran(self, run: DreamRun, cancel: threading.Event) -> None:
         for warning in run.warnings:
             self.post_message(EngineFailed(warning, "dreams"))
         written = run.applied is not None and run.applied.applied
@@ -1004,7 +994,7 @@ class DreamsPane(Vertical):
         else:
             reason = run.deep.skipped_reason if run.deep and run.deep.skipped_reason else "nothing passed every gate"
             note = Text(f"✓ cycle finished; MEMORY.md unchanged: {reason} (see Candidates)", style="green")
-        self.app.call_from_thread(self._finished, note, run.proposal.id if run.proposal else None, written)
+        self._finished(note, run.proposal.id if run.proposal else None, written)
 
     def _step(self, phase: str) -> None:
         self._done_steps.append(phase)
@@ -1020,7 +1010,7 @@ class DreamsPane(Vertical):
             if not written:
                 self.action_view("review")
         if written:
-            self.app.start_indexing(only=frozenset({"MEMORY.md"}))  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=frozenset({"MEMORY.md"}))
         self._update_status()
         self.refresh_bindings()
         self.refresh_from_engine(frozenset())

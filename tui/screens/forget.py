@@ -16,15 +16,14 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from clawmem.engine.errors import ClawmemError
 from clawmem.engine.forget.service import ForgetPlan, ForgetResult, plan_lines_by_reason
 from clawmem.engine.sessions.service import SessionSummary
-from clawmem.tui.messages import EngineFailed
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.screens.sessions import origin_text
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -537,7 +536,7 @@ class SessionPicker(SelectionList[str]):
     ]
 
 
-class ForgetPane(Vertical):
+class ForgetPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "p",
@@ -570,6 +569,7 @@ class ForgetPane(Vertical):
         Binding("escape", "leave_input", "Groups", show=False, id="forget.leave-input"),
     ]
     HELP = "forget"
+    NOTIFY_TITLE = "forget"
     PALETTE: ClassVar = [
         ("forget: Preview a forget", "The dry-run plan for the picked sessions", "plan"),
         ("forget: Forget the picked sessions", "Delete what the plan lists, then run the residual check", "run"),
@@ -614,8 +614,7 @@ class ForgetPane(Vertical):
         yield Static("", id="forget-status")
 
     def on_mount(self) -> None:
-        engine = getattr(self.app, "engine", None)
-        if engine is not None and not engine.settings.tui.cursor_blink:
+        if not self.engine.settings.tui.cursor_blink:
             self.query_one("#forget-selector", Input).cursor_blink = False
         self.query_one("#forget-banner").display = False
         self._show_empty()
@@ -631,17 +630,13 @@ class ForgetPane(Vertical):
         if self.plan is not None and self.result is None and not self.running:
             self.compute_plan()  # the memory may have changed under the preview
 
-    @work(thread=True, exclusive=True, group="forget-sessions", exit_on_error=False)
     def _load_sessions(self) -> None:
-        try:
-            sessions = self.app.engine.sessions.summaries()  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "forget"))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"sessions could not be read: {exc}", "forget"))
-            return
-        self.app.call_from_thread(self._show_sessions, sessions)
+        self.run_engine(
+            lambda: self.engine.sessions.summaries(),
+            self._show_sessions,
+            group="forget-sessions",
+            failure="sessions could not be read",
+        )
 
     def _show_sessions(self, sessions: tuple[SessionSummary, ...]) -> None:
         self.sessions = sessions
@@ -699,17 +694,15 @@ class ForgetPane(Vertical):
             self._timer.stop()
         self._timer = self.set_timer(DEBOUNCE_S, self.compute_plan)
 
-    @work(thread=True, exclusive=True, group="forget-plan", exit_on_error=False)
     def _compute(self, generation: int, selectors: tuple[str, ...], purge: bool) -> None:
-        try:
-            plan = self.app.engine.forget.plan(selectors, purge_transcripts=purge)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.app.call_from_thread(self._plan_failed, generation, str(exc))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"the forget plan failed: {exc}", "forget"))
-            return
-        self.app.call_from_thread(self._show_plan, generation, plan)
+        self.run_engine(
+            lambda: self.engine.forget.plan(selectors, purge_transcripts=purge),
+            lambda plan: self._show_plan(generation, plan),
+            group="forget-plan",
+            failure="the forget plan failed",
+            on_error=lambda exc: self._plan_failed(generation, str(exc)),
+            notify=False,  # the pane shows why there is no plan
+        )
 
     def _plan_failed(self, generation: int, message: str) -> None:
         if generation == self._generation:
@@ -925,19 +918,15 @@ class ForgetPane(Vertical):
 
         self.app.push_screen(ConfirmModal(title, body, yes="Forget", no="Keep"), done)
 
-    @work(thread=True, exclusive=True, group="forget-run", exit_on_error=False)
     def _run(self, plan: ForgetPlan) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            result = engine.forget.run(plan.selectors, purge_transcripts=plan.purge_transcripts, expected=plan)
-        except ClawmemError as exc:
-            self.app.call_from_thread(self._run_failed, str(exc))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"forget failed: {exc}", "forget"))
-            self.app.call_from_thread(self._run_failed, f"forget failed: {exc}")
-            return
-        self.app.call_from_thread(self._finished, result)
+        self.run_engine(
+            lambda: self.engine.forget.run(plan.selectors, purge_transcripts=plan.purge_transcripts, expected=plan),
+            self._finished,
+            group="forget-run",
+            failure="forget failed",
+            on_error=lambda exc: self._run_failed(str(exc)),
+            notify=False,  # the pane shows why nothing was forgotten
+        )
 
     def _run_failed(self, message: str) -> None:
         self.running = False
@@ -976,11 +965,9 @@ class ForgetPane(Vertical):
         confirmed = self.plan.refusals if self.plan is not None else ()
         for refusal in (r for r in result.refusals if r not in confirmed):  # files that changed during the run
             self.notify(f"{refusal.what}: {refusal.reason}", title="forget", severity="warning")
-        panes = getattr(self.app, "panes", {})
-        if "sessions" in panes:
-            panes["sessions"].refresh_from_engine(frozenset())
+        self.clawmem_app.panes["sessions"].refresh_from_engine(frozenset())
         self._load_sessions()
         # forget.run re-indexed the changed files' text; embed their new chunks in the background.
         changed = frozenset(f.path for f in result.plan.files if f.action == "rewrite" and not f.corpus)
         if changed:
-            self.app.start_indexing(only=changed)  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=changed)

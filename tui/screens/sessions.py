@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from clawmem.engine.errors import ClawmemError
 from clawmem.engine.sessions.service import (
     ImportResult,
     NoteResult,
@@ -20,15 +19,15 @@ from clawmem.engine.sessions.service import (
     TranscriptTurn,
     TrustCounts,
 )
-from clawmem.tui.messages import EngineFailed
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.fit_table import FitTable
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static, TabbedContent
 
 NARROW = 130  # below this width the key and note columns move to the header above the transcript
@@ -198,7 +197,7 @@ def empty_state() -> Text:
 # --------------------------------------------------------------------------------------------- pane
 
 
-class SessionsPane(Vertical):
+class SessionsPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "i",
@@ -223,6 +222,7 @@ class SessionsPane(Vertical):
         ),
     ]
     HELP = "sessions"
+    NOTIFY_TITLE = "sessions"
     PALETTE: ClassVar = [
         ("sessions: Import a transcript", "Import a JSONL transcript (all lines or none)", "import_session"),
         ("sessions: Write session-memory note", "memory/YYYY-MM-DD-<slug>.md for the selected session", "write_note"),
@@ -261,17 +261,13 @@ class SessionsPane(Vertical):
     def refresh_from_engine(self, paths: frozenset[str]) -> None:
         self._load()
 
-    @work(thread=True, exclusive=True, group="sessions-load", exit_on_error=False)
     def _load(self) -> None:
-        try:
-            sessions = self.app.engine.sessions.summaries()  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "sessions"))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"sessions could not be read: {exc}", "sessions"))
-            return
-        self.app.call_from_thread(self._show, sessions)
+        self.run_engine(
+            lambda: self.engine.sessions.summaries(),
+            self._show,
+            group="sessions-load",
+            failure="sessions could not be read",
+        )
 
     def _show(self, sessions: tuple[SessionSummary, ...]) -> None:
         self.sessions = sessions
@@ -292,17 +288,13 @@ class SessionsPane(Vertical):
         rows = [(s.session_id, session_cells(s, wide=self._wide)) for s in self.sessions or ()]
         self.session_id = table.fill(rows, self.session_id)
 
-    @work(thread=True, exclusive=True, group="sessions-detail", exit_on_error=False)
     def _load_detail(self, session_id: str) -> None:
-        try:
-            detail = self.app.engine.sessions.show(session_id)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "sessions"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"session {session_id} could not be read: {exc}", "sessions"))
-            return
-        self.app.call_from_thread(self._show_detail, detail)
+        self.run_engine(
+            lambda: self.engine.sessions.show(session_id),
+            self._show_detail,
+            group="sessions-detail",
+            failure=f"session {session_id} could not be read",
+        )
 
     def _show_detail(self, detail: SessionDetail) -> None:
         if detail.summary.session_id != self.session_id:
@@ -408,11 +400,10 @@ class SessionsPane(Vertical):
         """New notes (and, with the ``sessions`` index source, transcripts) become searchable."""
         from clawmem.engine.sessions import index as session_index
 
-        settings = self.app.engine.settings  # type: ignore[attr-defined]
-        if session_index.enabled(settings):
-            self.app.start_indexing()  # type: ignore[attr-defined]
+        if session_index.enabled(self.engine.settings):
+            self.clawmem_app.start_indexing()
         elif notes:
-            self.app.start_indexing(only=notes)  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=notes)
 
     def action_write_note(self) -> None:
         s = self._selected()
@@ -421,18 +412,14 @@ class SessionsPane(Vertical):
         self._set_note(Text(f"Writing the session-memory note for {s.session_id}…", style="italic"))
         self._write_note(s.session_id)
 
-    @work(thread=True, exclusive=True, group="sessions-write", exit_on_error=False)
     def _write_note(self, session_id: str) -> None:
-        try:
-            result = self.app.engine.sessions.write_note(session_id)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "sessions"))
-            self.app.call_from_thread(self._set_note, Text(f"✗ {exc}", style="red"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"the note could not be written: {exc}", "sessions"))
-            return
-        self.app.call_from_thread(self._note_written, result)
+        self.run_engine(
+            lambda: self.engine.sessions.write_note(session_id),
+            self._note_written,
+            group="sessions-write",
+            failure="the note could not be written",
+            on_error=lambda exc: self._set_note(Text(f"✗ {exc}", style="red")),
+        )
 
     def _note_written(self, result: NoteResult) -> None:
         left = (
@@ -453,11 +440,10 @@ class SessionsPane(Vertical):
         s = self._selected()
         if s is None:
             return
-        forget = getattr(self.app, "panes", {}).get("forget")
-        if forget is None:
-            return
+        from clawmem.tui.screens.forget import ForgetPane  # it shows sessions' origins, so it imports this module
+
         # Drop the focus first: a focused table that gets hidden hands the focus to a sibling in this
         # (hidden) tab, which switches the tabs back for a frame. Then the Forget pane focuses its plan.
         self.screen.set_focus(None)
         self.app.screen_stack[0].query_one(TabbedContent).active = "forget"
-        forget.preselect((s.session_id,))
+        self.clawmem_app.pane(ForgetPane).preselect((s.session_id,))
