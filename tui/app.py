@@ -1,7 +1,8 @@
 """The clawmem Textual app: panes over one in-process MemoryEngine.
 
-Every engine call runs in a thread worker and answers with a message; widgets are only touched
-on the app's thread. At start the app brings the index up to date (text first, so keyword
+Every engine call runs in a thread worker (``Pane.run_engine``) and hands its result to the app's
+thread; widgets are only touched there, and every failure reaches ``_engine_failed``, the one
+place that turns it into a notification. At start the app brings the index up to date (text first, so keyword
 search is complete in seconds), then embeds in the background with progress in the status bar,
 and watches the workspace so edits made elsewhere show up within two seconds.
 """
@@ -384,6 +385,7 @@ class ClawmemApp(App[int]):
 
     @on(EngineFailed)
     def _engine_failed(self, message: EngineFailed) -> None:
+        """Every failed engine call of every pane and modal, and the index worker's warnings, end here."""
         self.notify(message.message, title=message.title, severity="error" if message.title != "index" else "warning")
 
     @on(TabbedContent.TabActivated)

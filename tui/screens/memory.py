@@ -193,7 +193,7 @@ class MemoryPane(Pane):
         before = self.files.get(self.current) if self.current else None
         self.files = {f.rel: f for f in files}
         tree = self.query_one(MemoryTree)
-        expanded = {str(n.label.plain) for n in self._walk(tree.root) if n.is_expanded}
+        expanded = {str(n.label) for n in self._walk(tree.root) if n.is_expanded}  # str of a Text: its plain text
         tree.clear()
         groups: dict[str, list[FileInfo]] = defaultdict(list)
         for f in files:
