@@ -1,7 +1,8 @@
 """The clawmem Textual app: panes over one in-process MemoryEngine.
 
-Every engine call runs in a thread worker and answers with a message; widgets are only touched
-on the app's thread. At start the app brings the index up to date (text first, so keyword
+Every engine call runs in a thread worker (``Pane.run_engine``) and hands its result to the app's
+thread; widgets are only touched there, and every failure reaches ``_engine_failed``, the one
+place that turns it into a notification. At start the app brings the index up to date (text first, so keyword
 search is complete in seconds), then embeds in the background with progress in the status bar,
 and watches the workspace so edits made elsewhere show up within two seconds.
 """
@@ -13,10 +14,11 @@ import importlib
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.index.watcher import WorkspaceWatcher
 from clawmem.tui.commands import ClawmemCommands
 from clawmem.tui.messages import EditFile, EngineFailed, FilesChanged, IndexChanged, IndexProgress, OpenLocation
 from clawmem.tui.screens.context import ContextPane
@@ -25,6 +27,7 @@ from clawmem.tui.screens.editor import EditorPane
 from clawmem.tui.screens.forget import ForgetPane
 from clawmem.tui.screens.intents import IntentsPane
 from clawmem.tui.screens.memory import MemoryPane
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.screens.search import SearchPane
 from clawmem.tui.screens.sessions import SessionsPane
 from clawmem.tui.screens.status import StatusPane
@@ -34,11 +37,10 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.dom import DOMNode
-from textual.widget import Widget
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import Footer, Input, TabbedContent, TabPane, TextArea
 
 # (tab id, title, key, pane class) — adding a pane is one line here plus its module.
-PANES: list[tuple[str, str, str, type[Widget]]] = [
+PANES: list[tuple[str, str, str, type[Pane]]] = [
     ("memory", "Memory", "1", MemoryPane),
     ("editor", "Editor", "2", EditorPane),
     ("search", "Search", "3", SearchPane),
@@ -49,6 +51,7 @@ PANES: list[tuple[str, str, str, type[Widget]]] = [
     ("sessions", "Sessions", "8", SessionsPane),
     ("forget", "Forget", "9", ForgetPane),
 ]
+P = TypeVar("P", bound=Pane)
 
 
 @dataclass
@@ -131,7 +134,8 @@ class ClawmemApp(App[int]):
         self.engine = engine
         self._watch = watch
         self._background_index = background_index
-        self._watcher = None
+        self._watcher: WorkspaceWatcher | None = None
+        self.panes: dict[str, Pane] = {}  # by tab id, once mounted
         self._run: IndexRun | None = None
         self._embed_paused = False  # the user cancelled embedding: file changes only sync text
         self.theme = engine.settings.tui.theme if engine.settings.tui.theme else "textual-dark"
@@ -160,11 +164,11 @@ class ClawmemApp(App[int]):
                     timeout=15,
                 )
         if not self.engine.settings.tui.cursor_blink:
-            for widget in self.query("Input, TextArea"):
-                widget.cursor_blink = False  # type: ignore[attr-defined]
+            for widget in (*self.query(Input), *self.query(TextArea)):
+                widget.cursor_blink = False
         main = self.screen
         self.status_bar = main.query_one(StatusBar)
-        self.panes: dict[str, Widget] = {pane_id: main.query_one(cls) for pane_id, _, _, cls in PANES}
+        self.panes = {pane_id: main.query_one(cls) for pane_id, _, _, cls in PANES}
         self.status_bar.workspace = str(self.engine.workspace)
         main.query_one("#memory-tree").focus()
         if self._background_index:
@@ -178,6 +182,10 @@ class ClawmemApp(App[int]):
             self._run.stop_embedding.set()
         if self._watcher is not None:
             self._watcher.stop()
+
+    def pane(self, cls: type[P]) -> P:
+        """The mounted pane of class ``cls``, typed (``panes`` is keyed by tab id)."""
+        return next(p for p in self.panes.values() if isinstance(p, cls))
 
     def key_for(self, binding_id: str, default: str) -> str:
         """The key of a binding as the footer shows it (a rebinding in ``[tui.keymap]`` wins)."""
@@ -345,7 +353,7 @@ class ClawmemApp(App[int]):
     def _index_progress(self, message: IndexProgress) -> None:
         try:
             self.status_bar.progress(message.phase, message.done, message.total, message.detail)
-            self.panes["status"].show_progress(message)  # type: ignore[attr-defined]
+            self.pane(StatusPane).show_progress(message)
         except NoMatches:
             pass  # the app is shutting down: its widgets are already gone
 
@@ -355,34 +363,34 @@ class ClawmemApp(App[int]):
             return
         try:
             for pane in self.panes.values():
-                if hasattr(pane, "refresh_from_engine"):
-                    pane.refresh_from_engine(message.paths)
-            self.panes["search"].index_changed()  # type: ignore[attr-defined]
+                pane.refresh_from_engine(message.paths)
+            self.pane(SearchPane).index_changed()
         except NoMatches:
             pass  # shutting down
 
     @on(FilesChanged)
     def _files_changed(self, message: FilesChanged) -> None:
-        self.panes["editor"].files_changed(message.paths)  # type: ignore[attr-defined]
+        self.pane(EditorPane).files_changed(message.paths)
         self.start_indexing(only=message.paths)
 
     @on(OpenLocation)
     def _open_location(self, message: OpenLocation) -> None:
         self.action_show_pane("memory")
-        self.panes["memory"].open(message.path, message.line)  # type: ignore[attr-defined]
+        self.pane(MemoryPane).open(message.path, message.line)
 
     @on(EditFile)
     def _edit_file(self, message: EditFile) -> None:
         self.screen_stack[0].query_one(TabbedContent).active = "editor"
-        self.panes["editor"].open(message.path, message.line)  # type: ignore[attr-defined]
+        self.pane(EditorPane).open(message.path, message.line)
 
     @on(EngineFailed)
     def _engine_failed(self, message: EngineFailed) -> None:
+        """Every failed engine call of every pane and modal, and the index worker's warnings, end here."""
         self.notify(message.message, title=message.title, severity="error" if message.title != "index" else "warning")
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane_id = event.pane.id or ""
         pane = self.panes.get(pane_id)
-        if pane is not None and pane_id != "memory" and hasattr(pane, "refresh_from_engine"):
+        if pane is not None and pane_id != "memory":
             pane.refresh_from_engine(frozenset())

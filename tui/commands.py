@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
+from clawmem.tui.screens.memory import MemoryPane
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
 
 class ClawmemCommands(Provider):
     def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
-        app: ClawmemApp = self.app  # type: ignore[assignment]
+        app = cast("ClawmemApp", self.app)
         return [
             (
                 "memory: Show files and entries",
@@ -24,7 +25,7 @@ class ClawmemCommands(Provider):
             (
                 "editor: Edit the selected file",
                 "Open the file selected in the Memory pane",
-                lambda: app.query_one("#memory-pane").action_edit(),  # type: ignore[attr-defined]
+                lambda: app.pane(MemoryPane).action_edit(),
             ),
             ("search: Search the memory", "Search with every score explained", partial(app.action_show_pane, "search")),
             (
@@ -56,8 +57,8 @@ class ClawmemCommands(Provider):
     def _pane_commands(app: ClawmemApp) -> list[tuple[str, str, Callable[[], object]]]:
         """Commands a pane offers through ``PALETTE = [(name, help, action), …]``."""
         out: list[tuple[str, str, Callable[[], object]]] = []
-        for pane_id, pane in getattr(app, "panes", {}).items():
-            for name, help_text, action in getattr(pane, "PALETTE", ()):
+        for pane_id, pane in app.panes.items():
+            for name, help_text, action in pane.PALETTE:
                 out.append((name, help_text, partial(app.run_pane_action, pane_id, action)))
         return out
 

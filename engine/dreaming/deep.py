@@ -246,6 +246,7 @@ def explain_entry(
         max_score=clamp(row.max_score),
         age_days=age,
         components=comps,
+        weights=WEIGHTS,
         weighted=weighted,
         light_hits=row.light_hits,
         rem_hits=row.rem_hits,

@@ -58,6 +58,7 @@ class CandidateExplanation:
     max_score: float
     age_days: float
     components: Components
+    weights: Components  # what each component counts for in the score (deep.WEIGHTS)
     weighted: Components  # each component times its weight
     light_hits: int
     rem_hits: int

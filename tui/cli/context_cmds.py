@@ -9,7 +9,7 @@ from clawmem.engine.context.service import STARTUP_KINDS, StartupContext, Startu
 from clawmem.tui.cli import common
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parent = common.global_parent()
     p = sub.add_parser(
         "context",

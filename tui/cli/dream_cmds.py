@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import fields
 from typing import Any
 
 from clawmem.engine.dreaming.models import (
@@ -19,15 +20,6 @@ from clawmem.engine.dreaming.models import (
 from clawmem.engine.dreaming.service import PHASES
 from clawmem.engine.errors import ClawmemError
 from clawmem.tui.cli import common
-
-_WEIGHTS = {
-    "frequency": 0.24,
-    "relevance": 0.30,
-    "diversity": 0.15,
-    "recency": 0.15,
-    "consolidation": 0.10,
-    "conceptual": 0.06,
-}
 
 
 def _phase(text: str) -> str:
@@ -49,7 +41,7 @@ def _hhmm(text: str) -> str:
     return f"{int(parts[0]):02d}:{int(parts[1]):02d}"
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parent = common.global_parent()
     p = sub.add_parser(
         "dream",
@@ -242,8 +234,9 @@ def _print_explanation(e: CandidateExplanation) -> None:
         listed = ", ".join(f"L{line} ×{n}" for line, n in e.line_matches)
         print(f"  matched     {listed} (file line × recalling queries whose terms it contains)")
     print(f"  {'component':<14}{'value':>8}{'weight':>8}{'weighted':>10}")
-    for name, weight in _WEIGHTS.items():
-        print(f"  {name:<14}{getattr(e.components, name):>8.3f}{weight:>8.2f}{getattr(e.weighted, name):>10.3f}")
+    for name in (f.name for f in fields(e.weights)):
+        value, weight, weighted = (getattr(c, name) for c in (e.components, e.weights, e.weighted))
+        print(f"  {name:<14}{value:>8.3f}{weight:>8.2f}{weighted:>10.3f}")
     print(f"  {'light boost':<14}{'hits ' + str(e.light_hits):>16}{e.light_boost:>10.3f}")
     print(f"  {'rem boost':<14}{'hits ' + str(e.rem_hits):>16}{e.rem_boost:>10.3f}")
     print(f"  {'score':<14}{'':>16}{e.score:>10.3f}")

@@ -10,7 +10,7 @@ from clawmem.tui.cli import common
 from clawmem.tui.status_text import status_lines
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parent = common.global_parent()
     p = sub.add_parser("index", parents=[parent], help="index the workspace (incremental; --force rebuilds)")
     p.add_argument("--force", action="store_true", help="full rebuild into a shadow index, then publish")

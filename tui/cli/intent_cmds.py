@@ -93,7 +93,9 @@ def _cron(text: str) -> str:
 # --------------------------------------------------------------------------- registration
 
 
-def _group(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+def _group(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
     group = sub.add_parser(name, parents=[common.global_parent()], help=help_text, description=help_text)
 
     def show_help(_args: argparse.Namespace) -> int:
@@ -104,7 +106,7 @@ def _group(sub: argparse._SubParsersAction, name: str, help_text: str) -> argpar
     return group.add_subparsers(dest=f"{name}_action", metavar="ACTION")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parent = common.global_parent()
     isub = _group(sub, "intent", "standing intents: reminders that fire when a message mentions something")
 

@@ -28,7 +28,7 @@ def dated_text(diaries: int) -> str:
     return "no diary of those days" if not diaries else f"{diaries} {'diary' if diaries == 1 else 'diaries'} of them"
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parent = common.global_parent()
     p = sub.add_parser("search", parents=[parent], help="search the memory and explain every score")
     p.add_argument("query", nargs="+", help="what to look for (Chinese or English)")

@@ -23,7 +23,9 @@ from clawmem.engine.sessions.service import ImportResult, SessionDetail, Session
 from clawmem.tui.cli import common
 
 
-def _group(sub: argparse._SubParsersAction, name: str, help_text: str) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+def _group(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str, help_text: str
+) -> argparse._SubParsersAction[argparse.ArgumentParser]:
     group = sub.add_parser(name, parents=[common.global_parent()], help=help_text, description=help_text)
 
     def show_help(_args: argparse.Namespace) -> int:
@@ -34,7 +36,7 @@ def _group(sub: argparse._SubParsersAction, name: str, help_text: str) -> argpar
     return group.add_subparsers(dest=f"{name}_action", metavar="ACTION")
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parent = common.global_parent()
     ssub = _group(sub, "session", "session transcripts: import, list, show, flush")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from importlib import resources
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -27,25 +27,24 @@ def pane_help(pane: str) -> str:
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,question_mark,q", "dismiss", "Close", id="help.close")]
 
-    def __init__(self, pane: str, app: App[object]) -> None:
+    def __init__(self, pane: str, app: App[Any]) -> None:
         super().__init__()
         self.pane = pane
         self.keys = self._keys(app)
 
     @staticmethod
-    def _keys(app: App[object]) -> Table:
+    def _keys(app: App[Any]) -> Table:
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column()
         table.add_column(style="dim")
         seen: set[str] = set()
-        for binding_key, active in app.screen.active_bindings.items():
+        for active in app.screen.active_bindings.values():
             binding = active.binding
             if not binding.description or binding.id in seen:
                 continue
             seen.add(binding.id or binding.description)
-            key = app.get_key_display(binding) if hasattr(app, "get_key_display") else binding_key
-            table.add_row(key, binding.description, binding.id or "")
+            table.add_row(app.get_key_display(binding), binding.description, binding.id or "")
         return table
 
     def compose(self) -> ComposeResult:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from clawmem.engine.errors import ClawmemError
 from clawmem.engine.sessions.service import ImportResult
+from clawmem.tui.screens.pane import clawmem_app, engine_worker
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -47,8 +47,7 @@ class ImportSessionModal(ModalScreen[ImportResult | None]):
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
-        engine = getattr(self.app, "engine", None)
-        field.cursor_blink = engine is None or bool(engine.settings.tui.cursor_blink)
+        field.cursor_blink = clawmem_app(self).engine.settings.tui.cursor_blink
         field.focus()
 
     @on(Input.Submitted)
@@ -77,17 +76,18 @@ class ImportSessionModal(ModalScreen[ImportResult | None]):
         error.update(Text(f"Importing {path}…", style="italic"))
         self._import(path, self.query_one(Checkbox).value)
 
-    @work(thread=True, exclusive=True, group="sessions-import", exit_on_error=False)
     def _import(self, path: str, note: bool) -> None:
-        try:
-            result = self.app.engine.sessions.import_file(path, note=note)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.app.call_from_thread(self._failed, str(exc))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.app.call_from_thread(self._failed, f"the import failed: {exc}")
-            return
-        self.app.call_from_thread(self.dismiss, result)
+        sessions = clawmem_app(self).engine.sessions
+        engine_worker(
+            self,
+            lambda: sessions.import_file(path, note=note),
+            self.dismiss,
+            group="sessions-import",
+            failure="the import failed",
+            title="sessions",
+            on_error=lambda exc: self._failed(str(exc)),
+            notify=False,  # the dialog shows the error under the path
+        )
 
     def _failed(self, message: str) -> None:
         self.busy = False

@@ -9,10 +9,10 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from clawmem.engine.errors import ClawmemError
-from clawmem.engine.intents.service import IntentValidationError, StandingIntent
+from clawmem.engine.intents.service import IntentService, IntentValidationError, StandingIntent
+from clawmem.tui.screens.pane import clawmem_app, engine_worker
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -133,7 +133,7 @@ class IntentFormModal(ModalScreen[StandingIntent | None]):
                 yield Button("Cancel (esc)", id="intent-form-cancel", compact=True)
 
     def on_mount(self) -> None:
-        if not getattr(self.app, "engine", None) or not self.app.engine.settings.tui.cursor_blink:  # type: ignore[attr-defined]
+        if not clawmem_app(self).engine.settings.tui.cursor_blink:
             for field in self.query(Input):
                 field.cursor_blink = False
         self.query_one("#intent-form-description", Input).focus()
@@ -214,9 +214,30 @@ class IntentFormModal(ModalScreen[StandingIntent | None]):
     def action_cancel(self) -> None:
         self.dismiss(None)
 
-    @work(thread=True, exclusive=True, group="intent-form", exit_on_error=False)
     def _run(self, v: FormValues, create: bool) -> None:
         """Check every field (and create when asked and valid) — engine calls stay off the UI thread."""
+        intents = clawmem_app(self).engine.intents
+
+        def done(outcome: tuple[str, ...] | StandingIntent) -> object:
+            if isinstance(outcome, tuple):
+                self._show_errors(outcome)
+                return None
+            return self.dismiss(outcome)
+
+        engine_worker(
+            self,
+            lambda: self._check(intents, v, create),
+            done,
+            group="intent-form",
+            failure="could not create the intent",
+            title="intents",
+            on_error=lambda exc: self._show_errors((str(exc),)),
+            notify=False,  # the form shows it
+        )
+
+    @staticmethod
+    def _check(intents: IntentService, v: FormValues, create: bool) -> tuple[str, ...] | StandingIntent:
+        """The form's errors (none: it may be created), or the intent created; runs in a worker."""
         errors: list[str] = []
         max_fires: int | None = None
         cooldown: float | None = None
@@ -232,28 +253,32 @@ class IntentFormModal(ModalScreen[StandingIntent | None]):
                     raise ValueError
             except ValueError:
                 errors.append(f"the cooldown must be a number of hours, got {v.cooldown.strip()!r}")
-        intents = self.app.engine.intents  # type: ignore[attr-defined]
-        kwargs = dict(
-            channel=v.channel,
-            sender=v.sender,
-            expires=v.expires.strip() or None,
-            any_channel=v.any_channel,
-            any_sender=v.any_sender,
-        )
+        expires = v.expires.strip() or None
         try:
-            check = intents.check(v.description, v.keywords, max_fires=max_fires, cooldown_hours=cooldown, **kwargs)
+            check = intents.check(
+                v.description,
+                v.keywords,
+                max_fires=max_fires,
+                cooldown_hours=cooldown,
+                channel=v.channel,
+                sender=v.sender,
+                expires=expires,
+                any_channel=v.any_channel,
+                any_sender=v.any_sender,
+            )
             errors += check.errors
             if errors or not create:
-                self.app.call_from_thread(self._show_errors, tuple(errors))
-                return
-            intent = intents.create(v.description, v.keywords, max_fires=max_fires, cooldown_hours=cooldown, **kwargs)
+                return tuple(errors)
+            return intents.create(
+                v.description,
+                v.keywords,
+                max_fires=max_fires,
+                cooldown_hours=cooldown,
+                channel=v.channel,
+                sender=v.sender,
+                expires=expires,
+                any_channel=v.any_channel,
+                any_sender=v.any_sender,
+            )
         except IntentValidationError as exc:
-            self.app.call_from_thread(self._show_errors, exc.errors)
-            return
-        except ClawmemError as exc:
-            self.app.call_from_thread(self._show_errors, (str(exc),))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.app.call_from_thread(self._show_errors, (f"could not create the intent: {exc}",))
-            return
-        self.app.call_from_thread(self.dismiss, intent)
+            return tuple(exc.errors)

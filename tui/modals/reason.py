@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from clawmem.tui.screens.pane import clawmem_app
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -42,9 +43,7 @@ class ReasonModal(ModalScreen[str | None]):
 
     def on_mount(self) -> None:
         field = self.query_one(Input)
-        field.cursor_blink = getattr(self.app, "engine", None) is None or bool(
-            self.app.engine.settings.tui.cursor_blink  # type: ignore[attr-defined]
-        )
+        field.cursor_blink = clawmem_app(self).engine.settings.tui.cursor_blink
         field.focus()
 
     @on(Input.Submitted)

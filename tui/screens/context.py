@@ -7,13 +7,12 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from clawmem.engine.context.service import LineState, StartupContext, StartupFile, TriggerPreview
-from clawmem.engine.errors import ClawmemError
-from clawmem.tui.messages import EngineFailed
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.measured_table import MeasuredTable
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -64,7 +63,8 @@ class ContextTable(MeasuredTable):
     ]
 
 
-class ContextPane(Horizontal):
+class ContextPane(Pane):
+    DEFAULT_CSS = "ContextPane { layout: horizontal; }"  # the files on the left, triggers on the right
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "ctrl+l",
@@ -75,6 +75,7 @@ class ContextPane(Horizontal):
         ),
     ]
     HELP = "context"
+    NOTIFY_TITLE = "context"
 
     def __init__(self) -> None:
         super().__init__(id="context-pane")
@@ -116,14 +117,13 @@ class ContextPane(Horizontal):
     def refresh_from_engine(self, paths: frozenset[str]) -> None:
         self._load(str(self.query_one("#context-kind", Select).value))
 
-    @work(thread=True, exclusive=True, group="context", exit_on_error=False)
     def _load(self, kind: str) -> None:
-        try:
-            ctx = self.app.engine.context.startup(kind)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "context"))
-            return
-        self.app.call_from_thread(self._show, ctx)
+        self.run_engine(
+            lambda: self.engine.context.startup(kind),
+            self._show,
+            group="context",
+            failure="the start-up context failed",
+        )
 
     def _show(self, ctx: StartupContext) -> None:
         self.startup = ctx
@@ -151,8 +151,7 @@ class ContextPane(Horizontal):
                 state,
                 key=f.path,
             )
-        bar = self.app.status_bar  # type: ignore[attr-defined]
-        bar.warning = ctx.warnings[0] if ctx.warnings else ""  # type: ignore[attr-defined]
+        self.clawmem_app.status_bar.warning = ctx.warnings[0] if ctx.warnings else ""
         first = next((f for f in ctx.files if f.truncated), next(iter(ctx.files), None))
         if first is not None:
             table.move_cursor(row=[f.path for f in ctx.files].index(first.path))
@@ -213,14 +212,13 @@ class ContextPane(Horizontal):
         if event.value.strip():
             self._simulate(event.value)
 
-    @work(thread=True, exclusive=True, group="context-triggers", exit_on_error=False)
     def _simulate(self, message: str) -> None:
-        try:
-            preview = self.app.engine.context.triggers(message)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "context"))
-            return
-        self.app.call_from_thread(self._show_triggers, preview)
+        self.run_engine(
+            lambda: self.engine.context.triggers(message),
+            self._show_triggers,
+            group="context-triggers",
+            failure="the trigger preview failed",
+        )
 
     def _show_triggers(self, preview: TriggerPreview) -> None:
         table: DataTable[Any] = self.query_one("#context-triggers", DataTable)

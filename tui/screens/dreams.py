@@ -9,23 +9,37 @@ for the selected one *why it is or is not promoted*: components, boosts, gates) 
 
 from __future__ import annotations
 
-import difflib
-import re
 import threading
 from dataclasses import dataclass
 from typing import ClassVar
 
 from clawmem.engine.dreaming import report
-from clawmem.engine.dreaming.models import CandidateExplanation, HistoryItem, Operation, Proposal, RevertResult
-from clawmem.engine.errors import ClawmemError
+from clawmem.engine.dreaming.models import (
+    CandidateExplanation,
+    DreamRun,
+    HistoryItem,
+    Proposal,
+    RevertResult,
+)
 from clawmem.tui.messages import EngineFailed
-from clawmem.tui.widgets.breakdown import bar
-from clawmem.tui.widgets.diff_view import unified_diff
+from clawmem.tui.render.dreams import (
+    candidate_cells,
+    diary_markdown,
+    history_cells,
+    operation_cells,
+    proposal_cells,
+    render_explain,
+    render_history,
+    render_proposal,
+    render_refusal,
+    render_refusal_diffs,
+    revert_texts,
+    when,
+)
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.fit_table import FitTable
-from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -34,33 +48,7 @@ from textual.widgets import DataTable, Markdown, Static, TabbedContent, TabPane
 
 NARROW = 130
 VIEWS = ("review", "history", "candidates", "diary")
-WEIGHTS = (
-    ("frequency", 0.24),
-    ("relevance", 0.30),
-    ("diversity", 0.15),
-    ("recency", 0.15),
-    ("consolidation", 0.10),
-    ("conceptual", 0.06),
-)
-PROPOSAL_STYLE = {
-    "pending": "bold yellow",
-    "applied": "green",
-    "rejected": "red",
-    "stale": "magenta",
-    "reverted": "cyan",
-    "superseded-by-newer": "dim",
-}
-ACTION_MARK = {"added": ("+ added", "green"), "merged": ("= merged", "cyan"), "superseded": ("> superseded", "yellow")}
-CANDIDATE_MARK = {
-    "promotable": ("✓", "bold green"),
-    "beyond-limit": ("…", "yellow"),
-    "below-gates": ("✗", "yellow"),
-    "excluded": ("⊘", "red"),
-    "promoted": ("★", "cyan"),
-    "rejected": ("✗", "magenta"),
-}
 PHASE_STEPS = ("ingest", "light", "rem", "deep", "report")
-_COMMENT = re.compile(r"^\s*<!--.*?-->\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -105,361 +93,10 @@ class DreamsScroll(VerticalScroll):
         return super().allow_focus() and _shown(self)
 
 
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _when(iso: str | None) -> str:
-    """``2026-11-05T09:00:00.000Z`` → ``2026-11-05 09:00``."""
-    return "—" if not iso else iso[:16].replace("T", " ")
-
-
-def _changes(added: int, merged: int, superseded: int) -> Text:
-    return Text.assemble(
-        (f"+{added}", "green"), (" ", ""), (f"={merged}", "cyan"), (" ", ""), (f">{superseded}", "yellow")
-    )
-
-
-# ---------------------------------------------------------------------------------------- rendering
-
-
-def proposal_cells(p: Proposal) -> tuple[Text, ...]:
-    note = p.reason or (f"append-only: {p.fallback_reason}" if p.mode == "append" and p.fallback_reason else "")
-    return (
-        Text(p.short_id, style="bold" if p.status == "pending" else ""),
-        Text(p.status, style=PROPOSAL_STYLE.get(p.status, "")),
-        Text(p.mode),
-        Text(_when(p.created_at), style="dim"),
-        _changes(p.added, p.merged, p.superseded),
-        Text(_short(note, 200) or "—", style="dim" if not note else "", no_wrap=True, overflow="ellipsis"),
-    )
-
-
-def operation_cells(op: Operation) -> tuple[Text, ...]:
-    label, style = ACTION_MARK.get(op.action, (op.action, ""))
-    return (
-        Text(label, style=style),
-        Text(f"{op.score:.3f}", style="bold"),
-        Text(str(op.signal_count)),
-        Text(str(op.unique_queries)),
-        Text(op.source, no_wrap=True, overflow="ellipsis"),
-        Text(_short(op.snippet, 300), no_wrap=True, overflow="ellipsis"),
-    )
-
-
-def render_proposal(p: Proposal, op: Operation | None) -> RenderableType:
-    """The selected proposal: its state, the unified diff, then the selected operation in full."""
-    head = Text.assemble(
-        (f"proposal {p.short_id}", "bold"),
-        ("  ·  ", "dim"),
-        (p.status, PROPOSAL_STYLE.get(p.status, "")),
-        ("  ·  ", "dim"),
-        (p.mode, ""),
-        ("  ·  created ", "dim"),
-        (_when(p.created_at), ""),
-        ("  ·  ", "dim"),
-        _changes(p.added, p.merged, p.superseded),
-    )
-    parts: list[RenderableType] = [head]
-    if p.status == "stale":
-        parts.append(Text(f"stale: {p.reason or 'MEMORY.md changed since the proposal was made'}", style="magenta"))
-        parts.append(Text("r runs a new cycle on the current MEMORY.md · x discards this one", style="dim"))
-    elif p.reason:
-        parts.append(Text(f"{'rejected' if p.status == 'rejected' else 'note'}: {p.reason}", style="yellow"))
-    if p.mode == "append" and p.fallback_reason:
-        parts.append(Text(f"append-only fallback: {p.fallback_reason}", style="yellow"))
-    if p.status == "pending":
-        parts.append(Text("a approves (MEMORY.md is re-checked first) · x rejects with a reason", style="dim"))
-    legend = (
-        "(a = now, b = after approval)"
-        if p.status == "pending"
-        else "(a = MEMORY.md when proposed, b = what the proposal wrote or would have written)"
-    )
-    parts += [
-        Text(""),
-        Text(f"MEMORY.md — lines marked - go, lines marked + come {legend}", style="bold"),
-        unified_diff(p.before_text, p.after_text, before_name="a/MEMORY.md", after_name="b/MEMORY.md"),
-    ]
-    if op is not None:
-        label, style = ACTION_MARK.get(op.action, (op.action, ""))
-        grid = Table.grid(padding=(0, 1), expand=True)
-        grid.add_column(style="dim", no_wrap=True)
-        grid.add_column(ratio=1, overflow="fold")
-        grid.add_row("candidate", Text(op.candidate_key))
-        grid.add_row("action", Text(label, style=style))
-        c = op.components
-        grid.add_row(
-            "score",
-            Text.assemble(
-                (f"{op.score:.3f}", "bold"),
-                (
-                    f" = freq {c.frequency:.2f} · rel {c.relevance:.2f} · div {c.diversity:.2f} · rec {c.recency:.2f}"
-                    f" · cons {c.consolidation:.2f} · concept {c.conceptual:.2f} (+ boosts)",
-                    "dim",
-                ),
-            ),
-        )
-        grid.add_row(
-            "signals",
-            Text(
-                f"{op.signal_count} ({op.recall_count} recalls) · {op.unique_queries} unique "
-                f"queries · avg {op.avg_score:.2f}"
-            ),
-        )
-        grid.add_row("source", Text(op.source, style="bold"))
-        grid.add_row("writes", Text(op.result_entry, style="green"))
-        for prior in op.prior_entries:
-            grid.add_row("replaces", Text(prior, style="red"))
-        parts += [Text("Selected operation", style="bold"), grid]
-    return Group(*parts)
-
-
-def history_cells(h: HistoryItem) -> tuple[Text, ...]:
-    current = Text("✓ current", style="green") if h.is_current else Text("✗ edited", style="yellow")
-    if h.status == "reverted":
-        current = Text("— reverted", style="dim")
-    return (
-        Text(h.proposal_id[:8], style="bold"),
-        Text(h.status, style=PROPOSAL_STYLE.get(h.status, "")),
-        Text(h.mode),
-        Text(_when(h.applied_at)),
-        Text(_when(h.reverted_at), style="dim"),
-        _changes(h.added, h.merged, h.superseded),
-        Text("✓ kept", style="green") if h.preimage_available else Text("✗ pruned", style="red"),
-        current,
-    )
-
-
-def render_history(h: HistoryItem, p: Proposal | None) -> RenderableType:
-    head = Text.assemble(
-        (f"rewrite {h.proposal_id[:8]}", "bold"),
-        ("  ·  ", "dim"),
-        ("applied ", PROPOSAL_STYLE["applied"]),
-        (_when(h.applied_at), ""),
-        ("  ·  ", "dim"),
-        _changes(h.added, h.merged, h.superseded),
-        ("  ·  preimage ", "dim"),
-        ("kept", "green") if h.preimage_available else ("pruned", "red"),
-    )
-    if h.reverted_at:
-        head.append(f"  ·  reverted {_when(h.reverted_at)}", style="cyan")
-    lines: list[RenderableType] = [head]
-    if h.status == "applied":
-        if not h.preimage_available:
-            lines.append(
-                Text("The preimage was pruned (only the last 8 are kept): it can no longer be reverted.", style="red")
-            )
-        elif h.is_current:
-            lines.append(
-                Text("MEMORY.md still holds this rewrite: R restores the preimage byte for byte.", style="dim")
-            )
-        else:
-            lines.append(
-                Text(
-                    "MEMORY.md changed since this rewrite: a revert would be refused and show the three "
-                    "texts to merge by hand.",
-                    style="yellow",
-                )
-            )
-    if p is not None:
-        lines += [
-            Text(""),
-            Text("What the rewrite changed (a = preimage, b = rewrite)", style="bold"),
-            unified_diff(p.before_text, p.after_text, before_name="a/MEMORY.md", after_name="b/MEMORY.md"),
-        ]
-    return Group(*lines)
-
-
-def render_refusal(r: RevertResult, folded: bool) -> RenderableType:
-    """A refused revert: why, and how to read the three texts that follow."""
-    how = "unchanged lines folded; v shows the full texts" if folded else "full texts; v folds the unchanged lines"
-    return Group(
-        Text.assemble(("✗ Revert refused: ", "bold red"), (r.message, "red")),
-        Text(f"Preimage, rewrite and current MEMORY.md ({how}); the diffs follow.", style="dim"),
-    )
-
-
-def render_refusal_diffs(r: RevertResult) -> RenderableType:
-    current = r.current_text if r.current_text is not None else ""
-    return Group(
-        Text("Edited since the rewrite (a = rewrite, b = MEMORY.md now)", style="bold"),
-        unified_diff(r.rewrite_text, current, before_name="a/rewrite", after_name="b/current"),
-        Text("What the rewrite changed (a = preimage, b = rewrite)", style="bold"),
-        unified_diff(r.preimage_text, r.rewrite_text, before_name="a/preimage", after_name="b/rewrite"),
-    )
-
-
-FOLD_CONTEXT = 1
-
-
-def marked_text(title: str, legend: str, text: str, other: str, mark: str, style: str, *, fold: bool) -> Text:
-    """``text`` under a header, each line that ``other`` lacks marked with ``mark`` (not only colour);
-    with ``fold``, runs of unmarked lines away from a marked one shrink to a count."""
-    lines, theirs = text.splitlines(), other.splitlines()
-    changed: set[int] = set()
-    matcher = difflib.SequenceMatcher(a=theirs, b=lines, autojunk=False)
-    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
-        if tag in ("replace", "insert"):
-            changed.update(range(j1, j2))
-    keep = set(range(len(lines)))
-    if fold:
-        keep = {j for i in changed for j in range(i - FOLD_CONTEXT, i + FOLD_CONTEXT + 1)}
-    out = Text()
-    out.append(f" {title} ", style="bold reverse")
-    out.append(f" {legend}\n", style="dim")
-    folded = 0
-    for i, line in enumerate(lines):
-        if i not in keep:
-            folded += 1
-            continue
-        if folded:
-            out.append(f"  ⋯ {folded} unchanged line{'s' if folded != 1 else ''}\n", style="dim italic")
-            folded = 0
-        out.append(f"{mark if i in changed else ' '} {line}\n", style=style if i in changed else "")
-    if folded:
-        out.append(f"  ⋯ {folded} unchanged line{'s' if folded != 1 else ''}\n", style="dim italic")
-    if not lines:
-        out.append("(empty)\n", style="dim")
-    return out
-
-
-def candidate_cells(e: CandidateExplanation) -> tuple[Text, ...]:
-    mark, style = CANDIDATE_MARK.get(e.status, ("·", ""))
-    status = f"{mark} {e.status}" + (f" #{e.rank}" if e.rank and e.status in ("promotable", "beyond-limit") else "")
-    return (
-        Text(f"{e.score:.3f}", style="bold" if e.status == "promotable" else ""),
-        Text(status, style=style),
-        Text(str(e.signal_count)),
-        Text(str(e.unique_queries)),
-        Text(e.source, no_wrap=True, overflow="ellipsis"),
-        Text(
-            _short(e.snippet, 300),
-            style="dim" if e.status in ("excluded", "promoted") else "",
-            no_wrap=True,
-            overflow="ellipsis",
-        ),
-    )
-
-
-def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
-    """Why a candidate is (not) promoted: the verdict, every gate, then every component and boost."""
-    mark, style = CANDIDATE_MARK.get(e.status, ("·", ""))
-    head = Text.assemble(
-        (f"{mark} {e.status}", style),
-        ("  ·  score ", "dim"),
-        (f"{e.score:.3f}", "bold"),
-        ("  ·  ", "dim"),
-        (e.source, "bold"),
-    )
-    verdict = Text.assemble(("Why: " if e.status != "promotable" else "Verdict: ", "bold"), (e.reason, style))
-    gates = Table.grid(padding=(0, 1), expand=True)
-    gates.add_column(width=1, no_wrap=True)
-    gates.add_column(no_wrap=True)
-    gates.add_column(max_width=16, no_wrap=True, overflow="ellipsis")
-    gates.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
-    for g in sorted(e.gates, key=lambda g: g.passed):  # failing gates first, then the engine's order
-        gates.add_row(
-            Text("✓", style="green") if g.passed else Text("✗", style="bold red"),
-            Text(g.name, style="" if g.passed else "bold"),
-            Text(g.actual, style="" if g.passed else "bold red"),
-            Text(f"needs {g.needed}", style="dim" if g.passed else ""),
-        )
-    facts = Text.assemble(
-        ("signals ", "dim"),
-        (f"{e.signal_count}", "bold"),
-        (f" = recalls {e.recall_count} + daily {e.daily_count} + grounded {e.grounded_count}", "dim"),
-        ("  ·  unique queries ", "dim"),
-        (f"{e.unique_queries}", "bold"),
-        ("\nrecalled ", "dim"),
-        (", ".join(e.recall_days) or "never", ""),
-        ("  ·  age ", "dim"),
-        (f"{e.age_days:.1f} d", ""),
-        ("  ·  origin ", "dim"),
-        (e.origin_class, "bold red" if e.origin_class == "untrusted" else ""),
-        ("  ·  session ", "dim"),
-        (e.session_kind, ""),
-    )
-    comps = Table.grid(padding=(0, 1))
-    comps.add_column(no_wrap=True)
-    comps.add_column(width=10, no_wrap=True)
-    comps.add_column(justify="right", width=5)
-    comps.add_column(justify="right", width=6, style="dim")
-    comps.add_column(justify="right", width=5)
-    comps.add_column(justify="right", width=6)
-    comps.add_row(
-        Text("component", style="dim"),
-        Text(""),
-        Text("value", style="dim"),
-        Text("weight"),
-        Text("adds", style="dim"),
-        Text("share", style="dim"),
-    )
-    total = e.score or 1.0
-    for name, weight in WEIGHTS:
-        value = getattr(e.components, name)
-        weighted = getattr(e.weighted, name)
-        comps.add_row(
-            name,
-            bar(value, 10),
-            f"{value:.2f}",
-            f"× {weight:.2f}",
-            f"{weighted:.3f}",
-            f"{weighted / total * 100:.0f} %",
-        )
-    for label, hits, boost in (("light boost", e.light_hits, e.light_boost), ("REM boost", e.rem_hits, e.rem_boost)):
-        comps.add_row(label, Text(f"{hits} hits", style="dim"), "", "", f"{boost:.3f}", f"{boost / total * 100:.0f} %")
-    passed = e.score >= min_score
-    comps.add_row(
-        Text("= score", style="bold"),
-        bar(e.score, 10, style="green" if passed else "yellow"),
-        "",
-        "",
-        Text(f"{e.score:.3f}", style="bold"),
-        Text(f"{'≥' if passed else '<'} {min_score:g}", style="green" if passed else "red"),
-    )
-    writes: list[RenderableType] = []
-    if e.promoted_text is not None:
-        matched = ", ".join(f"L{line} ×{n}" for line, n in e.line_matches)
-        writes = [
-            Text(""),
-            Text.assemble(("would write ", "dim"), (e.promoted_text, "green"), no_wrap=True, overflow="ellipsis"),
-            Text.assemble(
-                ("from ", "dim"),
-                (e.promoted_source or "", "bold"),
-                (f" · {e.focus_detail}" if e.focus_detail else "", "dim"),
-                (f" · matched {matched} (line × queries)" if matched else "", "dim"),
-            ),
-        ]
-    elif e.focus_detail:
-        writes = [Text(""), Text(f"would write nothing now: {e.focus_detail}", style="yellow")]
-    return Group(
-        head,
-        Text(_short(e.snippet, 400), style="italic", no_wrap=True, overflow="ellipsis"),
-        verdict,
-        Text(""),
-        Text("Gates", style="bold"),
-        gates,
-        Text(""),
-        facts,
-        *writes,
-        Text(""),
-        Text("Score", style="bold"),
-        comps,
-        Text(""),
-        Text(f"key {e.key}", style="dim"),
-    )
-
-
-def diary_markdown(text: str) -> str:
-    """DREAMS.md for reading: OpenClaw's marker comments are machinery, not prose."""
-    return _COMMENT.sub("", text)
-
-
 # --------------------------------------------------------------------------------------------- pane
 
 
-class DreamsPane(Vertical):
+class DreamsPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "a",
@@ -497,6 +134,7 @@ class DreamsPane(Vertical):
         Binding("d", "view('diary')", "DREAMS.md", show=False, id="dreams.view-diary"),
     ]
     HELP = "dreams"
+    NOTIFY_TITLE = "dreams"
     PALETTE: ClassVar = [
         ("dreams: Run a Dreaming cycle", "Light → REM → Deep now; manual review ends in a proposal", "run"),
         ("dreams: Review proposals", "Pending MEMORY.md rewrites with their diffs", "view('review')"),
@@ -569,16 +207,16 @@ class DreamsPane(Vertical):
     def refresh_from_engine(self, paths: frozenset[str]) -> None:
         self._load()
 
-    @work(thread=True, exclusive=True, group="dreams-load", exit_on_error=False)
     def _load(self) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
+        engine = self.engine
+
+        def read() -> DreamsData:
             dreams = report.dreams_path(engine.workspace)
             text: str | None = None
             if dreams.is_file():
                 snap = engine.snapshot(dreams.name)
                 text = snap.text if snap.exists else None
-            data = DreamsData(
+            return DreamsData(
                 proposals=engine.dreaming.proposals(),
                 history=engine.dreaming.history(),
                 candidates=engine.dreaming.candidates(),
@@ -586,13 +224,8 @@ class DreamsPane(Vertical):
                 dreams_text=text,
                 review=engine.settings.dreaming.review,
             )
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"dreaming data could not be read: {exc}", "dreams"))
-            return
-        self.app.call_from_thread(self._show, data)
+
+        self.run_engine(read, self._show, group="dreams-load", failure="dreaming data could not be read")
 
     def _show(self, data: DreamsData) -> None:
         self.data = data
@@ -672,31 +305,8 @@ class DreamsPane(Vertical):
         if refused is not None:
             widget.update(render_refusal(refused, self.fold_texts))
             diffs.update(render_refusal_diffs(refused))
-            current = refused.current_text if refused.current_text is not None else "(MEMORY.md is missing)"
-            for name, title, legend, text, other, mark, style in (
-                (
-                    "preimage",
-                    "PREIMAGE",
-                    "- = the rewrite removed it",
-                    refused.preimage_text,
-                    refused.rewrite_text,
-                    "-",
-                    "red",
-                ),
-                (
-                    "rewrite",
-                    "REWRITE",
-                    "+ = the rewrite added it",
-                    refused.rewrite_text,
-                    refused.preimage_text,
-                    "+",
-                    "green",
-                ),
-                ("current", "CURRENT", "+ = edited since", current, refused.rewrite_text, "+", "yellow"),
-            ):
-                self.query_one(f"#dreams-revert-{name}", Static).update(
-                    marked_text(title, legend, text, other, mark, style, fold=self.fold_texts)
-                )
+            for name, text in revert_texts(refused, fold=self.fold_texts):
+                self.query_one(f"#dreams-revert-{name}", Static).update(text)
             return
         widget.update(render_history(h, self._proposal(h.proposal_id)))
 
@@ -720,7 +330,7 @@ class DreamsPane(Vertical):
                 )
             )
             return
-        min_score = self.app.engine.settings.dreaming.deep_min_score  # type: ignore[attr-defined]
+        min_score = self.engine.settings.dreaming.deep_min_score
         widget.update(render_explain(e, min_score))
 
     def _update_status(self) -> None:
@@ -857,25 +467,20 @@ class DreamsPane(Vertical):
         self._set_note(Text(f"Applying proposal {p.short_id}…", style="italic"))
         self._approve(p.id)
 
-    @work(thread=True, exclusive=True, group="dreams-write", exit_on_error=False)
     def _approve(self, proposal_id: str) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            result = engine.dreaming.approve(proposal_id)
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            self.app.call_from_thread(self._set_note, Text(f"✗ {exc}", style="red"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"approve failed: {exc}", "dreams"))
-            return
-        self.app.call_from_thread(self._approved, result.applied, result.message, result.warnings)
+        self.run_engine(
+            lambda: self.engine.dreaming.approve(proposal_id),
+            lambda result: self._approved(result.applied, result.message, result.warnings),
+            group="dreams-write",
+            failure="approve failed",
+            on_error=lambda exc: self._set_note(Text(f"✗ {exc}", style="red")),
+        )
 
     def _approved(self, applied: bool, message: str, warnings: tuple[str, ...]) -> None:
         if applied:
             self._set_note(Text(f"✓ {message}; R in History undoes it", style="green"))
             self.notify(message, title="dreams")
-            self.app.start_indexing(only=frozenset({"MEMORY.md"}))  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=frozenset({"MEMORY.md"}))
         else:
             self._set_note(Text(f"✗ {message}", style="red"))
             self.notify(message, title="dreams", severity="warning")
@@ -903,19 +508,18 @@ class DreamsPane(Vertical):
 
         self.app.push_screen(ReasonModal(f"Reject proposal {p.short_id}", body, yes="Reject"), done)
 
-    @work(thread=True, exclusive=True, group="dreams-write", exit_on_error=False)
     def _reject(self, proposal_id: str, reason: str) -> None:
-        try:
-            p = self.app.engine.dreaming.reject(proposal_id, reason or None)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"reject failed: {exc}", "dreams"))
-            return
-        note = f"rejected proposal {p.short_id}" + (f" ({reason})" if reason else "")
-        self.app.call_from_thread(self._set_note, Text(f"✓ {note}; its candidates wait for new signals", style="green"))
-        self.app.call_from_thread(self.refresh_from_engine, frozenset())
+        def rejected(p: Proposal) -> None:
+            note = f"rejected proposal {p.short_id}" + (f" ({reason})" if reason else "")
+            self._set_note(Text(f"✓ {note}; its candidates wait for new signals", style="green"))
+            self.refresh_from_engine(frozenset())
+
+        self.run_engine(
+            lambda: self.engine.dreaming.reject(proposal_id, reason or None),
+            rejected,
+            group="dreams-write",
+            failure="reject failed",
+        )
 
     def action_revert(self) -> None:
         from clawmem.tui.modals.confirm import ConfirmModal
@@ -928,7 +532,7 @@ class DreamsPane(Vertical):
             return
         body = (
             f"Restore MEMORY.md to what it was before rewrite {h.proposal_id[:8]} "
-            f"({_when(h.applied_at)})? This is refused, and nothing is written, if MEMORY.md changed since."
+            f"({when(h.applied_at)})? This is refused, and nothing is written, if MEMORY.md changed since."
         )
 
         def done(yes: bool | None) -> None:
@@ -937,24 +541,20 @@ class DreamsPane(Vertical):
 
         self.app.push_screen(ConfirmModal(f"Revert rewrite {h.proposal_id[:8]}", body, yes="Revert", no="Keep"), done)
 
-    @work(thread=True, exclusive=True, group="dreams-write", exit_on_error=False)
     def _revert(self, proposal_id: str) -> None:
-        try:
-            result = self.app.engine.dreaming.revert(proposal_id)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"revert failed: {exc}", "dreams"))
-            return
-        self.app.call_from_thread(self._reverted, result)
+        self.run_engine(
+            lambda: self.engine.dreaming.revert(proposal_id),
+            self._reverted,
+            group="dreams-write",
+            failure="revert failed",
+        )
 
     def _reverted(self, result: RevertResult) -> None:
         if result.reverted:
             self.refused.pop(result.proposal_id, None)
             self._set_note(Text(f"✓ {result.message}", style="green"))
             self.notify(result.message, title="dreams")
-            self.app.start_indexing(only=frozenset({"MEMORY.md"}))  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=frozenset({"MEMORY.md"}))
         else:
             # No toast: the refusal and the three texts are shown in the History view itself.
             self.refused[result.proposal_id] = result
@@ -982,21 +582,18 @@ class DreamsPane(Vertical):
         if self._cancel is not None:
             self._cancel.set()
 
-    @work(thread=True, exclusive=True, group="dreams-run", exit_on_error=False)
     def _run(self, cancel: threading.Event) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            run = engine.dreaming.run(
+        self.run_engine(
+            lambda: self.engine.dreaming.run(
                 trigger="tui", cancel=cancel, progress=lambda phase: self.app.call_from_thread(self._step, phase)
-            )
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "dreams"))
-            self.app.call_from_thread(self._finished, Text(f"✗ Dreaming failed: {exc}", style="red"), None, False)
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"Dreaming failed: {exc}", "dreams"))
-            self.app.call_from_thread(self._finished, Text(f"✗ Dreaming failed: {exc}", style="red"), None, False)
-            return
+            ),
+            lambda run: self._ran(run, cancel),
+            group="dreams-run",
+            failure="Dreaming failed",
+            on_error=lambda exc: self._finished(Text(f"✗ Dreaming failed: {exc}", style="red"), None, False),
+        )
+
+    def _ran(self, run: DreamRun, cancel: threading.Event) -> None:
         for warning in run.warnings:
             self.post_message(EngineFailed(warning, "dreams"))
         written = run.applied is not None and run.applied.applied
@@ -1013,7 +610,7 @@ class DreamsPane(Vertical):
         else:
             reason = run.deep.skipped_reason if run.deep and run.deep.skipped_reason else "nothing passed every gate"
             note = Text(f"✓ cycle finished; MEMORY.md unchanged: {reason} (see Candidates)", style="green")
-        self.app.call_from_thread(self._finished, note, run.proposal.id if run.proposal else None, written)
+        self._finished(note, run.proposal.id if run.proposal else None, written)
 
     def _step(self, phase: str) -> None:
         self._done_steps.append(phase)
@@ -1029,7 +626,7 @@ class DreamsPane(Vertical):
             if not written:
                 self.action_view("review")
         if written:
-            self.app.start_indexing(only=frozenset({"MEMORY.md"}))  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=frozenset({"MEMORY.md"}))
         self._update_status()
         self.refresh_bindings()
         self.refresh_from_engine(frozenset())

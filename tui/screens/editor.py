@@ -7,22 +7,22 @@ buffer is never replaced behind the user's back. A saved file is re-indexed in t
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
 from clawmem.engine.errors import ClawmemError, ConflictError
 from clawmem.engine.workspace.catalog import FileSnapshot
-from clawmem.tui.messages import EngineFailed
 from clawmem.tui.modals.confirm import ConfirmModal
 from clawmem.tui.modals.conflict import ConflictModal
+from clawmem.tui.screens.pane import Pane
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.widgets import Static, TextArea
 
 
-class EditorPane(Vertical):
+class EditorPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("f2", "save", "Save", id="editor.save", tooltip="Save atomically; refuses if the file changed."),
         Binding("f5", "revert", "Reload", id="editor.revert", tooltip="Reload the file from disk."),
@@ -82,14 +82,13 @@ class EditorPane(Vertical):
             return
         self._load(rel, line)
 
-    @work(thread=True, exclusive=True, group="editor-load", exit_on_error=False)
     def _load(self, rel: str, line: int | None) -> None:
-        try:
-            snap = self.app.engine.snapshot(rel)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc)))
-            return
-        self.app.call_from_thread(self._show, snap, line)
+        self.run_engine(
+            lambda: self.engine.snapshot(rel),
+            lambda snap: self._show(snap, line),
+            group="editor-load",
+            failure=f"{rel} could not be read",
+        )
 
     def _show(self, snap: FileSnapshot, line: int | None) -> None:
         self.base = snap
@@ -108,16 +107,23 @@ class EditorPane(Vertical):
         if self.base is not None and self.base.rel in paths:
             self._check_disk(self.base)
 
-    @work(thread=True, exclusive=True, group="editor-disk", exit_on_error=False)
     def _check_disk(self, base: FileSnapshot) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        if engine.disk_matches(base):
-            return
-        try:
-            fresh = engine.snapshot(base.rel)
-        except ClawmemError:
-            return
-        self.app.call_from_thread(self._disk_changed, base, fresh)
+        engine = self.engine
+
+        def fresh() -> FileSnapshot | None:
+            if engine.disk_matches(base):
+                return None
+            try:
+                return engine.snapshot(base.rel)
+            except ClawmemError:
+                return None  # unreadable now: saving reports it
+
+        self.run_engine(
+            fresh,
+            lambda snap: None if snap is None else self._disk_changed(base, snap),
+            group="editor-disk",
+            failure=f"{base.rel} could not be checked",
+        )
 
     def _disk_changed(self, base: FileSnapshot, fresh: FileSnapshot) -> None:
         if self.base is not base:
@@ -156,31 +162,32 @@ class EditorPane(Vertical):
             return
         self._save(self.base, self.area.text)
 
-    @work(thread=True, exclusive=True, group="editor-save", exit_on_error=False)
     def _save(self, base: FileSnapshot, text: str) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            engine.save_file(base, text)
-            fresh = engine.snapshot(base.rel)
-        except ConflictError:
+        engine = self.engine
+
+        def save() -> tuple[bool, FileSnapshot]:
+            """(saved, the file now); not saved: it changed on disk, and the snapshot is the disk's."""
             try:
-                disk = engine.snapshot(base.rel)
-            except ClawmemError as exc:
-                self.post_message(EngineFailed(str(exc)))
-                return
-            self.app.call_from_thread(self._conflict, base, text, disk)
-            return
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc)))
-            return
-        self.app.call_from_thread(self._saved, fresh, text)
+                engine.save_file(base, text)
+            except ConflictError:
+                return False, engine.snapshot(base.rel)
+            return True, engine.snapshot(base.rel)
+
+        def done(outcome: tuple[bool, FileSnapshot]) -> None:
+            saved, snap = outcome
+            if saved:
+                self._saved(snap, text)
+            else:
+                self._conflict(base, text, snap)
+
+        self.run_engine(save, done, group="editor-save", failure=f"{base.rel} could not be saved")
 
     def _saved(self, fresh: FileSnapshot, text: str) -> None:
         self.base = fresh if fresh.text == text else self.base
         self.changed_on_disk = False
         self._header()
         self.notify(f"saved {fresh.rel}", title="editor")
-        self.app.start_indexing(only=frozenset({fresh.rel}))  # type: ignore[attr-defined]
+        self.clawmem_app.start_indexing(only=frozenset({fresh.rel}))
 
     def _conflict(self, base: FileSnapshot, mine: str, disk: FileSnapshot) -> None:
         def resolved(choice: str | None) -> None:
@@ -195,31 +202,31 @@ class EditorPane(Vertical):
             return
         self._resolve_worker(choice, mine, disk)
 
-    @work(thread=True, exclusive=True, group="editor-save", exit_on_error=False)
     def _resolve_worker(self, choice: str, mine: str, disk: FileSnapshot) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            if choice == "mine":
-                kept = engine.save_conflict_copy(disk.rel, disk.text, "disk")
-                engine.save_file(disk, mine)
-                fresh = engine.snapshot(disk.rel)
-                self.app.call_from_thread(self._show, fresh, self.area.cursor_location[0] + 1)
-                self.app.call_from_thread(
-                    self.notify, f"saved your version; the disk version is kept in {kept}", title="editor"
-                )
-                self.app.call_from_thread(self.app.start_indexing, only=frozenset({disk.rel}))  # type: ignore[attr-defined]
-            else:
-                kept = engine.save_conflict_copy(disk.rel, mine, "yours")
-                self.app.call_from_thread(self._show, disk, self.area.cursor_location[0] + 1)
-                self.app.call_from_thread(
-                    self.notify, f"took the disk version; your version is kept in {kept}", title="editor"
-                )
-        except ConflictError:
+        """Keep ``mine`` or the disk's text; the other is saved as a conflict copy first."""
+        engine = self.engine
+
+        def resolve() -> tuple[str, FileSnapshot, Path | None]:
+            """(what happened, the file to show, the conflict copy)."""
             try:
-                again = engine.snapshot(disk.rel)
-            except ClawmemError as exc:
-                self.post_message(EngineFailed(str(exc)))
+                if choice == "mine":
+                    kept = engine.save_conflict_copy(disk.rel, disk.text, "disk")
+                    engine.save_file(disk, mine)
+                    return "mine", engine.snapshot(disk.rel), kept
+                return "disk", disk, engine.save_conflict_copy(disk.rel, mine, "yours")
+            except ConflictError:
+                return "conflict", engine.snapshot(disk.rel), None
+
+        def done(outcome: tuple[str, FileSnapshot, Path | None]) -> None:
+            what, snap, kept = outcome
+            if what == "conflict":
+                self._conflict(disk, mine, snap)
                 return
-            self.app.call_from_thread(self._conflict, disk, mine, again)
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc)))
+            self._show(snap, self.area.cursor_location[0] + 1)
+            if what == "mine":
+                self.notify(f"saved your version; the disk version is kept in {kept}", title="editor")
+                self.clawmem_app.start_indexing(only=frozenset({disk.rel}))
+            else:
+                self.notify(f"took the disk version; your version is kept in {kept}", title="editor")
+
+        self.run_engine(resolve, done, group="editor-save", failure=f"{disk.rel} could not be saved")

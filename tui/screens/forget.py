@@ -12,20 +12,23 @@ snippet is still found, or a big green 0.
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from clawmem.engine.errors import ClawmemError
-from clawmem.engine.forget.service import ForgetPlan, ForgetResult, plan_lines_by_reason
+from clawmem.engine.forget.service import ForgetPlan, ForgetResult
 from clawmem.engine.sessions.service import SessionSummary
-from clawmem.tui.messages import EngineFailed
-from clawmem.tui.screens.sessions import origin_text
+from clawmem.tui.render.forget import (
+    confirm_body,
+    counted,
+    group_rows,
+    render_group,
+    render_plan_header,
+    render_result_header,
+    session_prompt,
+)
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.measured_table import MeasuredTable
-from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -35,486 +38,6 @@ from textual.widgets.selection_list import Selection
 
 DEBOUNCE_S = 0.4
 NARROW = 130
-RESIDUAL_PLACES = (
-    "files",
-    "index chunks",
-    "FTS",
-    "embedding cache",
-    "recall store",
-    "preimages",
-    "proposals",
-    "run reports",
-    "origin rows",
-    "flush segments",
-)
-
-
-# ------------------------------------------------------------------------------------------ groups
-
-
-def _n(count: int, word: str, plural: str | None = None) -> str:
-    return f"{count} {word if count == 1 else (plural or word + 's')}"
-
-
-def _short(text: str, limit: int = 400) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def _one_line(text: str, style: str = "") -> Text:
-    return Text(_short(text), style=style, no_wrap=True, overflow="ellipsis")
-
-
-def _grid(*widths: int | None) -> Table:
-    """A borderless table: fixed columns, then one that takes the rest (one line per item)."""
-    grid = Table.grid(padding=(0, 1), expand=True)
-    for width in widths:
-        if width is None:
-            grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
-        else:
-            grid.add_column(no_wrap=True, width=width)
-    return grid
-
-
-def _title(title: str, explain: str) -> list[RenderableType]:
-    return [Text(title, style="bold"), Text(explain, style="dim")]
-
-
-def _nothing(what: str) -> Text:
-    return Text(f"  none — no {what}", style="dim")
-
-
-def _entries(plan: ForgetPlan) -> list[RenderableType]:
-    out = _title(
-        f"Memory entries — {_n(len(plan.entries), 'entry', 'entries')} removed whole",
-        "Promoted entries whose origin rows point at a selected session, with their promotion markers "
-        "(mixed-lineage entries too).",
-    )
-    for e in plan.entries:
-        head = Text.assemble((f"{e.path}:{e.start_line}-{e.end_line}", "bold"), ("  ", ""), (e.entry_key, "cyan"))
-        if e.mixed:
-            head.append("  mixed lineage: removed whole", style="yellow")
-        out += [Text(""), head, Text(f"  from {', '.join(e.sessions)}", style="dim")]
-        for line in e.text.split("\n"):
-            out.append(Text.assemble(("- ", "bold red"), (_short(line, 600), "red")))
-    if plan.untargetable_entry_keys:
-        out += [
-            Text(""),
-            Text(
-                "Kept: promotion markers without origin rows (legacy): " + ", ".join(plan.untargetable_entry_keys),
-                style="yellow",
-            ),
-        ]
-    if not plan.entries:
-        out.append(_nothing("promoted entry derives from these sessions"))
-    return out
-
-
-def _lines(plan: ForgetPlan, *, corpus: bool) -> list[RenderableType]:
-    files = {f.path: f for f in plan.files}
-    items = [item for item in plan.lines if files.get(item.path) is not None and files[item.path].corpus == corpus]
-    if corpus:
-        out = _title(
-            f"Session corpus — {_n(len(items), 'line')}",
-            "Lines of memory/.dreams/session-corpus/ that carry the session's text or id; a corpus file "
-            "left empty is deleted.",
-        )
-    else:
-        reasons = Counter(item.reason for item in items)
-        by_reason = plan_lines_by_reason(plan)
-        why = " · ".join(f"{reason} {reasons[reason]}" for reason in by_reason if reasons[reason])
-        n_files = len({item.path for item in items})
-        out = _title(
-            f"Memory lines — {_n(len(items), 'line')} in {_n(n_files, 'file')}",
-            "Whole lines only, hash-checked; each file is then re-indexed from its new text.",
-        )
-        if why:
-            out.append(Text(f"by reason: {why}", style="dim"))
-    current = None
-    grid = _grid(1, 5, 8, None)
-    for item in items:
-        if item.path != current:
-            if current is not None:
-                out.append(grid)
-                grid = _grid(1, 5, 8, None)
-            current = item.path
-            f = files[item.path]
-            action = "the file is deleted (nothing else left)" if f.action == "delete" else "lines removed"
-            out += [Text(""), Text.assemble((item.path, "bold"), (f"  ·  {action}", "dim"))]
-        grid.add_row(
-            Text("-", style="bold red"),
-            Text(f"{item.line:>5}", style="dim"),
-            Text(item.reason, style="dim"),
-            _one_line(item.text, "red"),
-        )
-    if current is not None:
-        out.append(grid)
-    if not items:
-        out.append(_nothing("line of a memory file holds it" if not corpus else "corpus line holds it"))
-    return out
-
-
-def _files(plan: ForgetPlan) -> list[RenderableType]:
-    out = _title(
-        f"Memory files — {_n(len(plan.files), 'file')} change",
-        "Written atomically and hash-checked: a file edited since the preview is refused, not overwritten.",
-    )
-    grid = _grid(10, 10, None)
-    for f in plan.files:
-        action = Text("delete", style="bold red") if f.action == "delete" else Text("rewrite", style="yellow")
-        grid.add_row(
-            action,
-            Text(_n(f.lines_removed, "line"), style="dim"),
-            Text(f.path + ("  (session corpus)" if f.corpus else "")),
-        )
-    out.append(grid if plan.files else _nothing("memory file changes"))
-    return out
-
-
-def _chunks(plan: ForgetPlan, which: str) -> list[RenderableType]:
-    chunks = [c for c in plan.chunks if which != "vectors" or c.has_vector]
-    if which == "chunks":
-        out = _title(
-            f"Index chunks — {len(chunks)}",
-            "Every chunk of a changed file (rebuilt from the new text right after), stale chunks holding "
-            "the text, and the sessions' transcript chunks. ✗ marks the chunks that hold forgotten text.",
-        )
-    elif which == "fts":
-        out = _title(f"FTS rows — {len(chunks)}", "One full-text row per deleted chunk, same ids.")
-    else:
-        out = _title(f"Vector rows — {len(chunks)}", "The embeddings stored for the deleted chunks.")
-    grid = _grid(16, 2, None)
-    for c in chunks:
-        mark = Text("✗", style="bold red") if c.holds_text else Text("↻", style="dim")
-        where = Text(f"{c.path}:{c.start_line}-{c.end_line}" + ("" if c.source == "memory" else f"  ({c.source})"))
-        grid.add_row(Text(c.chunk_id, style="cyan"), mark, where)
-    out.append(grid if chunks else _nothing("index rows"))
-    if which == "chunks" and chunks:
-        out.append(Text("✗ holds forgotten text · ↻ only re-indexed (its file changes)", style="dim"))
-    return out
-
-
-def _cache(plan: ForgetPlan) -> list[RenderableType]:
-    out = _title(
-        f"Embedding cache — {_n(len(plan.cache_rows), 'row')}",
-        "Cached vectors computed from text that held a forgotten snippet (no other chunk uses them).",
-    )
-    grid = _grid(18, None)
-    for c in plan.cache_rows:
-        grid.add_row(Text(c.hash[:16], style="cyan"), Text(f"{c.provider} / {c.model}", style="dim"))
-    out.append(grid if plan.cache_rows else _nothing("cached vectors"))
-    return out
-
-
-def _sources(plan: ForgetPlan) -> list[RenderableType]:
-    out = _title(
-        f"Index sources — {len(plan.index_sources)}",
-        "Whole sources are dropped; the files that remain are indexed again from their new text.",
-    )
-    deleted = {f.path for f in plan.files if f.action == "delete"}
-    grid = _grid(None, 22)
-    for path, source in plan.index_sources:
-        what = Text("file deleted", style="red") if path in deleted else Text("re-indexed", style="dim")
-        grid.add_row(Text(path + ("" if source == "memory" else f"  ({source})")), what)
-    out.append(grid if plan.index_sources else _nothing("index sources"))
-    return out
-
-
-def _recall(plan: ForgetPlan) -> list[RenderableType]:
-    out = _title(
-        f"Recall entries — {len(plan.recall_entries)}",
-        "Short-term recall signals Dreaming would promote from (with their rejections).",
-    )
-    for r in plan.recall_entries:
-        out.append(
-            Text.assemble(
-                (r.entry_key, "cyan"),
-                (f"  {r.path}:{r.start_line}-{r.end_line}", ""),
-                (f"  by {r.why}", "dim"),
-                no_wrap=True,
-                overflow="ellipsis",
-            )
-        )
-        out.append(
-            Text.assemble(
-                ("  ", ""), ("- ", "bold red"), (_short(r.snippet, 300), "red"), no_wrap=True, overflow="ellipsis"
-            )
-        )
-    if not plan.recall_entries:
-        out.append(_nothing("recall entries"))
-    return out
-
-
-def _ledger(plan: ForgetPlan) -> list[RenderableType]:
-    out = _title(
-        f"Seen-hash scopes — {len(plan.seen_hash_scopes)}",
-        "Daily-ingestion ledger rows, so a forgotten line is not re-ingested as already seen.",
-    )
-    grid = _grid(10, None, 24)
-    for s in plan.seen_hash_scopes:
-        grid.add_row(Text(s.day, style="dim"), Text(s.path), Text(s.claim_key, style="cyan"))
-    out.append(grid if plan.seen_hash_scopes else _nothing("ledger rows"))
-    return out
-
-
-def _state(plan: ForgetPlan, kind: str) -> list[RenderableType]:
-    items = [s for s in plan.state if s.kind == kind]
-    if kind == "preimage":
-        out = _title(
-            f"Preimages — {len(items)}",
-            "Saved MEMORY.md texts (for revert) that hold the forgotten text: a rewrite whose preimage is "
-            "gone can no longer be reverted.",
-        )
-    else:
-        out = _title(f"Proposals — {len(items)}", "Review-queue proposals that hold the text or a removed entry key.")
-    grid = _grid(None, 20)
-    for s in items:
-        extra = f"proposal {s.proposal_id[:8]}" if kind == "preimage" else (s.status or "")
-        grid.add_row(Text(s.key if kind == "preimage" else s.key[:8], style="cyan"), Text(extra, style="dim"))
-    out.append(grid if items else _nothing(f"{kind}s hold it"))
-    return out
-
-
-def _origins(plan: ForgetPlan) -> list[RenderableType]:
-    out = _title(f"Origin rows — {plan.artifacts.origin_rows}", "Lineage records (entry → session), deleted last.")
-    grid = _grid(None, 18, 9)
-    for o in plan.origin_rows:
-        grid.add_row(Text(o.entry_key, style="cyan"), Text(o.session_id), origin_text(o.origin_class))
-    out.append(grid if plan.origin_rows else _nothing("origin rows"))
-    return out
-
-
-def _segments(plan: ForgetPlan) -> list[RenderableType]:
-    out = _title(f"Flush segments — {len(plan.segments)}", "Provenance records of what the sessions wrote.")
-    grid = _grid(None, 6, 18)
-    for s in plan.segments:
-        where = f"{s.path}:{s.line_start}-{s.line_end}" if s.line_start is not None else f"{s.path} (no longer located)"
-        grid.add_row(Text(where), Text(s.kind, style="dim"), Text(s.session_id, style="dim"))
-    out.append(grid if plan.segments else _nothing("flush segments"))
-    return out
-
-
-def _transcripts(plan: ForgetPlan) -> list[RenderableType]:
-    live = [r for r in plan.resolutions if r.source == "live"]
-    if plan.purge_transcripts:
-        out = _title(
-            f"Transcripts — {_n(plan.artifacts.transcript_events, 'event')} deleted",
-            "Purge is on: the imported transcripts go too.",
-        )
-        out += [Text(f"- {r.session_id}: {_n(r.event_count, 'event')}", style="red") for r in live]
-        return out
-    return [
-        *_title(
-            "Transcripts — kept",
-            "As in OpenClaw, transcripts are kept; the tombstone blocks re-import and re-indexing. "
-            "Turn on 'purge transcripts too' (t) to delete them.",
-        ),
-        *[Text(f"  {r.session_id}: {_n(r.event_count, 'event')} kept", style="dim") for r in live],
-    ]
-
-
-def _survives(plan: ForgetPlan) -> list[RenderableType]:
-    out = _title(f"Survives — {len(plan.survives)}", "What a forget keeps, and why.")
-    for s in plan.survives:
-        out += [
-            Text.assemble(("✓ ", "green"), (s.what, "bold"), (f"  ({s.where})", "dim")),
-            Text(f"  {s.reason}", style="dim"),
-        ]
-    return out
-
-
-def _refusals(refusals: tuple[Any, ...]) -> list[RenderableType]:
-    out = _title(f"Refusals — {len(refusals)}", "What forget will not (or could not) change.")
-    for r in refusals:
-        out += [Text.assemble(("✗ ", "bold red"), (r.what, "bold")), Text(f"  {r.reason}", style="yellow")]
-    if not refusals:
-        out.append(_nothing("refusals"))
-    return out
-
-
-def _residual(result: ForgetResult) -> list[RenderableType]:
-    hits = result.residual
-    snippets = len(result.plan.snippets)
-    deleted = [
-        Text(""),
-        Text("Deleted", style="bold"),
-        Text(deleted_summary(result.plan) + ".", style="dim"),
-        Text("Select a group for its items.", style="dim"),
-    ]
-    if not hits:
-        return [
-            Text.assemble(
-                ("✓ 0 residual", "bold green"),
-                (f" — none of the {_n(snippets, 'forgotten snippet')} is found anywhere", "green"),
-            ),
-            Text(
-                "Searched: "
-                + ", ".join(RESIDUAL_PLACES)
-                + (", transcripts" if result.plan.purge_transcripts else "")
-                + ".",
-                style="dim",
-            ),
-            *deleted,
-        ]
-    out: list[RenderableType] = [
-        Text(f"✗ {result.residual_count} residual — forgotten text is still found here:", style="bold red")
-    ]
-    for h in hits:
-        head = Text.assemble(
-            ("✗ ", "bold red"),
-            (h.where, "bold red"),
-            ("  ", ""),
-            (h.location, "red"),
-            no_wrap=True,
-            overflow="ellipsis",
-        )
-        if h.note:
-            head.append(f"  ({h.note})", style="yellow")
-        out += [head, Text.assemble(("    ", ""), (h.excerpt, "red"), no_wrap=True, overflow="ellipsis")]
-    return [*out, *deleted]
-
-
-# (key, label, count, renderer) for the plan's groups, in the order of the spec's artifacts.
-GroupDef = tuple[str, str, Callable[[ForgetPlan], int | str], Callable[[ForgetPlan], list[RenderableType]]]
-GROUPS: tuple[GroupDef, ...] = (
-    ("entries", "memory entries", lambda p: p.artifacts.memory_entries, _entries),
-    ("lines", "memory lines", lambda p: p.artifacts.memory_lines, lambda p: _lines(p, corpus=False)),
-    ("files", "memory files", lambda p: len(p.files), _files),
-    ("corpus", "corpus lines", lambda p: p.artifacts.session_corpus_lines, lambda p: _lines(p, corpus=True)),
-    ("chunks", "index chunks", lambda p: p.artifacts.index_chunks, lambda p: _chunks(p, "chunks")),
-    ("fts", "FTS rows", lambda p: p.artifacts.fts_rows, lambda p: _chunks(p, "fts")),
-    ("vectors", "vector rows", lambda p: p.artifacts.vector_rows, lambda p: _chunks(p, "vectors")),
-    ("cache", "embedding cache", lambda p: p.artifacts.embedding_cache_rows, _cache),
-    ("sources", "index sources", lambda p: p.artifacts.index_sources, _sources),
-    ("recall", "recall entries", lambda p: p.artifacts.short_term_entries, _recall),
-    ("ledger", "seen-hash scopes", lambda p: p.artifacts.seen_hash_scopes, _ledger),
-    ("preimages", "preimages", lambda p: p.artifacts.backups, lambda p: _state(p, "preimage")),
-    ("proposals", "proposals", lambda p: p.artifacts.proposals, lambda p: _state(p, "proposal")),
-    ("origins", "origin rows", lambda p: p.artifacts.origin_rows, _origins),
-    ("segments", "flush segments", lambda p: p.artifacts.flush_segments, _segments),
-    (
-        "transcripts",
-        "transcripts",
-        lambda p: p.artifacts.transcript_events if p.purge_transcripts else "kept",
-        _transcripts,
-    ),
-    ("survives", "survives", lambda p: len(p.survives), _survives),
-    ("refusals", "refusals", lambda p: len(p.refusals), lambda p: _refusals(p.refusals)),
-)
-
-
-def group_rows(plan: ForgetPlan, result: ForgetResult | None = None) -> list[tuple[str, tuple[Text, Text]]]:
-    """(key, (label, count)) per group; after a run the residual check comes first."""
-    rows: list[tuple[str, tuple[Text, Text]]] = []
-    if result is not None:
-        n = result.residual_count
-        rows.append(
-            (
-                "residual",
-                (
-                    Text("residual check", style="bold"),
-                    Text(str(n), style="bold green" if n == 0 else "bold red", justify="right"),
-                ),
-            )
-        )
-    for key, label, count, _ in GROUPS:
-        value = count(plan)
-        if key == "refusals" and result is not None:
-            value = len(result.refusals)
-        if isinstance(value, str):
-            cell = Text(value, style="dim", justify="right")
-        elif key == "refusals":
-            cell = Text(str(value), style="bold red" if value else "dim", justify="right")
-        elif key == "survives":
-            cell = Text(str(value), style="green", justify="right")
-        else:
-            cell = Text(str(value), style="bold" if value else "dim", justify="right")
-        rows.append((key, (Text(label, style="" if value else "dim"), cell)))
-    return rows
-
-
-def render_group(key: str, plan: ForgetPlan, result: ForgetResult | None = None) -> RenderableType:
-    if key == "residual" and result is not None:
-        return Group(*_residual(result))
-    if key == "refusals" and result is not None:
-        return Group(*_refusals(result.refusals))
-    for gkey, _, _, render in GROUPS:
-        if gkey == key:
-            return Group(*render(plan))
-    return Text("")
-
-
-def render_plan_header(plan: ForgetPlan) -> Text:
-    head = Text.assemble(("Dry run", "bold yellow"), (" — nothing is deleted until you confirm (x)", "dim"))
-    head.append("\n")
-    for i, r in enumerate(plan.resolutions):
-        if i:
-            head.append("  ·  ", style="dim")
-        if r.source == "unresolved":
-            head.append(f"{r.session_id}: no such session (only a tombstone would be recorded)", style="yellow")
-            continue
-        head.append(r.session_id, style="bold")
-        extra = [r.session_key or "no key", r.source]
-        if r.source == "live":
-            extra += [r.kind or "", _n(r.event_count, "event")]
-        head.append(f" ({' · '.join(e for e in extra if e)})", style="dim")
-    return head
-
-
-def render_result_header(result: ForgetResult) -> Text:
-    plan = result.plan
-    ids = ", ".join(plan.session_ids)
-    head = Text.assemble(
-        ("✓ Forgot ", "bold green"), (_n(len(plan.session_ids), "session"), "bold green"), (f": {ids}", "bold")
-    )
-    tomb = ", ".join(result.tombstoned) or "already tombstoned"
-    rewritten = sum(1 for f in plan.files if f.action == "rewrite")
-    deleted = sum(1 for f in plan.files if f.action == "delete")
-    head.append(
-        f"\ntombstoned: {tomb} (re-import refused)  ·  {_n(rewritten, 'file')} rewritten and re-indexed"
-        f"  ·  {_n(deleted, 'file')} deleted",
-        style="dim",
-    )
-    for warning in result.warnings:
-        head.append(f"\n⚠ {warning}", style="yellow")
-    return head
-
-
-def deleted_summary(plan: ForgetPlan) -> str:
-    """What a forget deletes, in words (for the confirmation and the result)."""
-    a = plan.artifacts
-    parts = [
-        _n(a.memory_entries, "memory entry", "memory entries"),
-        f"{_n(a.memory_lines, 'line')} in {_n(a.memory_files, 'memory file')}",
-        _n(a.index_chunks, "index chunk"),
-        _n(a.short_term_entries, "recall entry", "recall entries"),
-        _n(a.backups, "preimage"),
-        _n(a.proposals, "proposal"),
-        _n(a.origin_rows, "origin row"),
-    ]
-    if a.session_corpus_lines:
-        parts.insert(2, _n(a.session_corpus_lines, "session-corpus line"))
-    if plan.purge_transcripts:
-        parts.append(_n(a.transcript_events, "transcript event"))
-    return ", ".join(parts)
-
-
-def confirm_body(plan: ForgetPlan) -> str:
-    which = "they are" if len(plan.session_ids) > 1 else "it is"
-    kept = "" if plan.purge_transcripts else " The transcripts are kept."
-    return (
-        f"{deleted_summary(plan)} — and records a tombstone so {which} never imported again.{kept} It cannot be undone."
-    )
-
-
-def session_prompt(s: SessionSummary) -> Text:
-    prompt = Text.assemble(
-        (s.session_id, "dim strike" if s.forgotten_at else "bold"),
-        (f"  {s.kind} · {_n(s.event_count, 'event')} · {s.session_key}", "dim"),
-    )
-    if s.forgotten_at:
-        prompt.append(f"  ⊘ forgotten {s.forgotten_at[:10]}", style="red")
-    return prompt
 
 
 # --------------------------------------------------------------------------------------------- pane
@@ -538,7 +61,7 @@ class SessionPicker(SelectionList[str]):
     ]
 
 
-class ForgetPane(Vertical):
+class ForgetPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "p",
@@ -571,6 +94,7 @@ class ForgetPane(Vertical):
         Binding("escape", "leave_input", "Groups", show=False, id="forget.leave-input"),
     ]
     HELP = "forget"
+    NOTIFY_TITLE = "forget"
     PALETTE: ClassVar = [
         ("forget: Preview a forget", "The dry-run plan for the picked sessions", "plan"),
         ("forget: Forget the picked sessions", "Delete what the plan lists, then run the residual check", "run"),
@@ -615,8 +139,7 @@ class ForgetPane(Vertical):
         yield Static("", id="forget-status")
 
     def on_mount(self) -> None:
-        engine = getattr(self.app, "engine", None)
-        if engine is not None and not engine.settings.tui.cursor_blink:
+        if not self.engine.settings.tui.cursor_blink:
             self.query_one("#forget-selector", Input).cursor_blink = False
         self.query_one("#forget-banner").display = False
         self._show_empty()
@@ -632,17 +155,13 @@ class ForgetPane(Vertical):
         if self.plan is not None and self.result is None and not self.running:
             self.compute_plan()  # the memory may have changed under the preview
 
-    @work(thread=True, exclusive=True, group="forget-sessions", exit_on_error=False)
     def _load_sessions(self) -> None:
-        try:
-            sessions = self.app.engine.sessions.summaries()  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "forget"))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"sessions could not be read: {exc}", "forget"))
-            return
-        self.app.call_from_thread(self._show_sessions, sessions)
+        self.run_engine(
+            lambda: self.engine.sessions.summaries(),
+            self._show_sessions,
+            group="forget-sessions",
+            failure="sessions could not be read",
+        )
 
     def _show_sessions(self, sessions: tuple[SessionSummary, ...]) -> None:
         self.sessions = sessions
@@ -700,17 +219,15 @@ class ForgetPane(Vertical):
             self._timer.stop()
         self._timer = self.set_timer(DEBOUNCE_S, self.compute_plan)
 
-    @work(thread=True, exclusive=True, group="forget-plan", exit_on_error=False)
     def _compute(self, generation: int, selectors: tuple[str, ...], purge: bool) -> None:
-        try:
-            plan = self.app.engine.forget.plan(selectors, purge_transcripts=purge)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.app.call_from_thread(self._plan_failed, generation, str(exc))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"the forget plan failed: {exc}", "forget"))
-            return
-        self.app.call_from_thread(self._show_plan, generation, plan)
+        self.run_engine(
+            lambda: self.engine.forget.plan(selectors, purge_transcripts=purge),
+            lambda plan: self._show_plan(generation, plan),
+            group="forget-plan",
+            failure="the forget plan failed",
+            on_error=lambda exc: self._plan_failed(generation, str(exc)),
+            notify=False,  # the pane shows why there is no plan
+        )
 
     def _plan_failed(self, generation: int, message: str) -> None:
         if generation == self._generation:
@@ -813,9 +330,9 @@ class ForgetPane(Vertical):
         status.update(
             Text.assemble(
                 (
-                    f"{_n(a.memory_entries, 'entry', 'entries')} · {_n(a.memory_lines, 'line')} in "
-                    f"{_n(a.memory_files, 'file')} · {_n(a.index_chunks, 'chunk')} · "
-                    f"{_n(a.short_term_entries, 'recall entry', 'recall entries')}",
+                    f"{counted(a.memory_entries, 'entry', 'entries')} · {counted(a.memory_lines, 'line')} in "
+                    f"{counted(a.memory_files, 'file')} · {counted(a.index_chunks, 'chunk')} · "
+                    f"{counted(a.short_term_entries, 'recall entry', 'recall entries')}",
                     "bold",
                 ),
                 ("  ·  x forgets (asks first)  ·  p previews again", "dim"),
@@ -914,7 +431,7 @@ class ForgetPane(Vertical):
             self.notify("Pick sessions and wait for their preview first.", severity="warning")
             return
         n = len(plan.session_ids)
-        title = f"Forget {_n(n, 'session')}? ({', '.join(plan.session_ids)})"
+        title = f"Forget {counted(n, 'session')}? ({', '.join(plan.session_ids)})"
         body = f"This deletes {confirm_body(plan)}"
 
         def done(yes: bool | None) -> None:
@@ -926,19 +443,15 @@ class ForgetPane(Vertical):
 
         self.app.push_screen(ConfirmModal(title, body, yes="Forget", no="Keep"), done)
 
-    @work(thread=True, exclusive=True, group="forget-run", exit_on_error=False)
     def _run(self, plan: ForgetPlan) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            result = engine.forget.run(plan.selectors, purge_transcripts=plan.purge_transcripts, expected=plan)
-        except ClawmemError as exc:
-            self.app.call_from_thread(self._run_failed, str(exc))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"forget failed: {exc}", "forget"))
-            self.app.call_from_thread(self._run_failed, f"forget failed: {exc}")
-            return
-        self.app.call_from_thread(self._finished, result)
+        self.run_engine(
+            lambda: self.engine.forget.run(plan.selectors, purge_transcripts=plan.purge_transcripts, expected=plan),
+            self._finished,
+            group="forget-run",
+            failure="forget failed",
+            on_error=lambda exc: self._run_failed(str(exc)),
+            notify=False,  # the pane shows why nothing was forgotten
+        )
 
     def _run_failed(self, message: str) -> None:
         self.running = False
@@ -967,7 +480,7 @@ class ForgetPane(Vertical):
         else:
             text = Text.assemble(
                 ("residual", "bold red"),
-                (f"\n✗ {_n(n, 'place')} still hold forgotten text — see the residual check below", "red"),
+                (f"\n✗ {counted(n, 'place')} still hold forgotten text — see the residual check below", "red"),
             )
         self.query_one("#forget-residual-text", Static).update(text)
         self.query_one("#forget-header", Static).update(render_result_header(result))
@@ -977,11 +490,9 @@ class ForgetPane(Vertical):
         confirmed = self.plan.refusals if self.plan is not None else ()
         for refusal in (r for r in result.refusals if r not in confirmed):  # files that changed during the run
             self.notify(f"{refusal.what}: {refusal.reason}", title="forget", severity="warning")
-        panes = getattr(self.app, "panes", {})
-        if "sessions" in panes:
-            panes["sessions"].refresh_from_engine(frozenset())
+        self.clawmem_app.panes["sessions"].refresh_from_engine(frozenset())
         self._load_sessions()
         # forget.run re-indexed the changed files' text; embed their new chunks in the background.
         changed = frozenset(f.path for f in result.plan.files if f.action == "rewrite" and not f.corpus)
         if changed:
-            self.app.start_indexing(only=changed)  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=changed)

@@ -11,14 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import ClassVar
 
-from clawmem.engine.errors import ClawmemError
 from clawmem.engine.intents.automation import Job
 from clawmem.engine.intents.service import CANCELLABLE, STATUSES, IntentFire, IntentVerdict, MatchReport, StandingIntent
-from clawmem.tui.messages import EngineFailed
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.fit_table import FitTable
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -246,7 +245,7 @@ def render_job(job: Job, now: datetime) -> RenderableType:
     return Group(*lines)
 
 
-class IntentsPane(Vertical):
+class IntentsPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("n", "create", "New", id="intents.create", tooltip="Create a standing intent (a checked form)."),
         Binding(
@@ -276,6 +275,7 @@ class IntentsPane(Vertical):
         Binding("r", "reload", "Reload", show=False, id="intents.reload", tooltip="Read the intents and jobs again."),
     ]
     HELP = "intents"
+    NOTIFY_TITLE = "intents"
     PALETTE: ClassVar = [
         ("intents: New standing intent", "Remind of X when someone mentions Y", "create"),
         ("intents: Cancel standing intent", "Cancel the selected intent", "cancel_intent"),
@@ -334,7 +334,7 @@ class IntentsPane(Vertical):
                     yield Static("", id="intents-job-history")
 
     def on_mount(self) -> None:
-        if not self.app.engine.settings.tui.cursor_blink:  # type: ignore[attr-defined]
+        if not self.engine.settings.tui.cursor_blink:
             for field in self.query(Input):
                 field.cursor_blink = False
         self.refresh_from_engine(frozenset())
@@ -349,18 +349,14 @@ class IntentsPane(Vertical):
         if self.query_one("#intents-message", Input).value.strip():
             self._simulate_now()
 
-    @work(thread=True, exclusive=True, group="intents-load", exit_on_error=False)
     def _load(self) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            data = IntentsData(engine.intents.list(), engine.jobs.list(), engine.clock.tz, engine.clock.now())
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "intents"))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"intents could not be read: {exc}", "intents"))
-            return
-        self.app.call_from_thread(self._show, data)
+        engine = self.engine
+        self.run_engine(
+            lambda: IntentsData(engine.intents.list(), engine.jobs.list(), engine.clock.tz, engine.clock.now()),
+            self._show,
+            group="intents-load",
+            failure="intents could not be read",
+        )
 
     @property
     def state_filter(self) -> str:
@@ -431,14 +427,13 @@ class IntentsPane(Vertical):
             return
         self._load_fires(intent)
 
-    @work(thread=True, exclusive=True, group="intents-fires", exit_on_error=False)
     def _load_fires(self, intent: StandingIntent) -> None:
-        try:
-            fires = self.app.engine.intents.fires(intent.id, limit=50)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "intents"))
-            return
-        self.app.call_from_thread(self._show_intent_fires, intent, fires)
+        self.run_engine(
+            lambda: self.engine.intents.fires(intent.id, limit=50),
+            lambda fires: self._show_intent_fires(intent, fires),
+            group="intents-fires",
+            failure="the fires could not be read",
+        )
 
     def _show_intent_fires(self, intent: StandingIntent, fires: tuple[IntentFire, ...]) -> None:
         if intent.id != self.intent_id or self.data is None:
@@ -474,19 +469,13 @@ class IntentsPane(Vertical):
         self._generation += 1
         self._simulate(self._generation, message, channel, sender)
 
-    @work(thread=True, exclusive=True, group="intents-simulate", exit_on_error=False)
     def _simulate(self, generation: int, message: str, channel: str, sender: str) -> None:
-        try:
-            report = self.app.engine.intents.match(  # type: ignore[attr-defined]
-                message, channel=channel or None, sender=sender or None, apply=False
-            )
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "intents"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"simulation failed: {exc}", "intents"))
-            return
-        self.app.call_from_thread(self._show_report, generation, report)
+        self.run_engine(
+            lambda: self.engine.intents.match(message, channel=channel or None, sender=sender or None, apply=False),
+            lambda report: self._show_report(generation, report),
+            group="intents-simulate",
+            failure="simulation failed",
+        )
 
     def _show_report(self, generation: int, report: MatchReport) -> None:
         if generation != self._generation:
@@ -545,7 +534,7 @@ class IntentsPane(Vertical):
     def action_create(self) -> None:
         from clawmem.tui.modals.intent_form import IntentFormModal
 
-        cfg = self.app.engine.settings.intents  # type: ignore[attr-defined]
+        cfg = self.engine.settings.intents
         _, channel, sender = self._sim_inputs()
         form = IntentFormModal(
             channel=channel.strip(),
@@ -585,18 +574,17 @@ class IntentsPane(Vertical):
 
         self.app.push_screen(ConfirmModal(f"Cancel intent {i.short_id}?", body, yes="Cancel it", no="Keep"), done)
 
-    @work(thread=True, exclusive=True, group="intents-write", exit_on_error=False)
     def _cancel(self, intent_id: str) -> None:
-        try:
-            intent = self.app.engine.intents.cancel(intent_id)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "intents"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"cancel failed: {exc}", "intents"))
-            return
-        self.app.call_from_thread(self.notify, f"cancelled intent {intent.short_id}", title="intents")
-        self.app.call_from_thread(self.refresh_from_engine, frozenset())
+        self.run_engine(
+            lambda: self.engine.intents.cancel(intent_id),
+            self._cancelled,
+            group="intents-write",
+            failure="cancel failed",
+        )
+
+    def _cancelled(self, intent: StandingIntent) -> None:
+        self.notify(f"cancelled intent {intent.short_id}", title="intents")
+        self.refresh_from_engine(frozenset())
 
     def action_cycle_filter(self) -> None:
         select = self.query_one("#intents-filter", Select)

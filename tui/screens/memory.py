@@ -8,14 +8,14 @@ import hashlib
 from collections import defaultdict
 from typing import ClassVar
 
-from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import EntryView
 from clawmem.engine.workspace.catalog import FileInfo, FileSnapshot
-from clawmem.tui.messages import EditFile, EngineFailed
+from clawmem.tui.messages import EditFile
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.measured_table import MeasuredTable
 from clawmem.tui.widgets.table_sync import sync_rows
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -127,7 +127,7 @@ def entry_cells(view: EntryView, file_date: str | None = None) -> tuple[Text, ..
     )
 
 
-class MemoryPane(Vertical):
+class MemoryPane(Pane):
     """Files, the selected file, and its entries."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -182,20 +182,19 @@ class MemoryPane(Vertical):
 
     # ------------------------------------------------------------------ loading
 
-    @work(thread=True, exclusive=True, group="memory-files", exit_on_error=False)
     def load_files(self) -> None:
-        try:
-            files = self.app.engine.memory_files()  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc)))
-            return
-        self.app.call_from_thread(self._show_files, files)
+        self.run_engine(
+            lambda: self.engine.memory_files(),
+            self._show_files,
+            group="memory-files",
+            failure="the files could not be listed",
+        )
 
     def _show_files(self, files: list[FileInfo]) -> None:
         before = self.files.get(self.current) if self.current else None
         self.files = {f.rel: f for f in files}
         tree = self.query_one(MemoryTree)
-        expanded = {str(n.label.plain) for n in self._walk(tree.root) if n.is_expanded}
+        expanded = {str(n.label) for n in self._walk(tree.root) if n.is_expanded}  # str of a Text: its plain text
         tree.clear()
         groups: dict[str, list[FileInfo]] = defaultdict(list)
         for f in files:
@@ -288,16 +287,16 @@ class MemoryPane(Vertical):
         self._select_node(rel)
         self.load_file(rel)
 
-    @work(thread=True, exclusive=True, group="memory-file", exit_on_error=False)
     def load_file(self, rel: str) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
+        engine = self.engine
+
+        def read() -> tuple[FileSnapshot, list[EntryView]]:
             snap = engine.snapshot(rel)
-            entries = engine.entries(rel) if snap.exists else []
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc)))
-            return
-        self.app.call_from_thread(self._show_file, snap, entries)
+            return snap, engine.entries(rel) if snap.exists else []
+
+        self.run_engine(
+            read, lambda got: self._show_file(*got), group="memory-file", failure=f"{rel} could not be read"
+        )
 
     def _show_file(self, snap: FileSnapshot, entries: list[EntryView]) -> None:
         if snap.rel != self.current:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from clawmem.engine.errors import ClawmemError
+from clawmem.engine.kinds import ScoringMode
 from clawmem.engine.search.types import SearchHit, SearchResponse
-from clawmem.tui.messages import EngineFailed, OpenLocation
+from clawmem.tui.messages import OpenLocation
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.breakdown import BreakdownPanel
 from clawmem.tui.widgets.measured_table import MeasuredTable
 from clawmem.tui.widgets.table_sync import cursor_key, sync_rows
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -75,7 +76,7 @@ def hit_cells(rank: int, hit: SearchHit) -> tuple[Text, ...]:
     )
 
 
-class SearchPane(Vertical):
+class SearchPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+l", "focus_query", "Query", id="search.focus-query", tooltip="Jump to the query box."),
         Binding(
@@ -102,6 +103,7 @@ class SearchPane(Vertical):
         ),
     ]
     HELP = "search"
+    NOTIFY_TITLE = "search"
 
     def __init__(self) -> None:
         super().__init__(id="search-pane")
@@ -143,15 +145,15 @@ class SearchPane(Vertical):
 
     def on_mount(self) -> None:
         self.query_one(BreakdownPanel).show(None, None, 0.35)
-        s = self.app.engine.settings.search  # type: ignore[attr-defined]
-        self._timings = self.app.engine.settings.tui.show_timings  # type: ignore[attr-defined]
+        s = self.engine.settings.search
+        self._timings = self.engine.settings.tui.show_timings
         self.query_one("#search-max", Input).value = str(s.max_results)
         self.query_one("#search-min", Input).value = f"{s.min_score:g}"
         self.query_one("#search-scoring", Select).value = s.scoring
 
     # ------------------------------------------------------------------ running searches
 
-    def _params(self) -> tuple[int, float, tuple[str, ...], str, bool] | None:
+    def _params(self) -> tuple[int, float, tuple[str, ...], ScoringMode, bool] | None:
         try:
             max_results = int(self.query_one("#search-max", Input).value or "6")
             min_score = float(self.query_one("#search-min", Input).value or "0.35")
@@ -164,7 +166,8 @@ class SearchPane(Vertical):
         projects = tuple(
             p.strip() for p in self.query_one("#search-projects", Input).value.replace(",", ";").split(";") if p.strip()
         )
-        scoring = str(self.query_one("#search-scoring", Select).value)
+        picked = self.query_one("#search-scoring", Select).value
+        scoring: ScoringMode = "openclaw" if picked == "openclaw" else "calibrated"  # the Select offers these two
         return max_results, min_score, projects, scoring, self.query_one("#search-untrusted", Checkbox).value
 
     def run_query(self, *, record: bool) -> None:
@@ -175,7 +178,6 @@ class SearchPane(Vertical):
         self._generation += 1
         self._search(self._generation, query, *params, record)
 
-    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
     def _search(
         self,
         generation: int,
@@ -183,13 +185,12 @@ class SearchPane(Vertical):
         max_results: int,
         min_score: float,
         projects: tuple[str, ...],
-        scoring: str,
+        scoring: ScoringMode,
         include_untrusted: bool,
         record: bool,
     ) -> None:
-        engine = self.app.engine  # type: ignore[attr-defined]
-        try:
-            response = engine.search(
+        self.run_engine(
+            lambda: self.engine.search(
                 query,
                 max_results=max_results,
                 min_score=min_score,
@@ -198,14 +199,11 @@ class SearchPane(Vertical):
                 record=record,
                 sync=False,
                 include_untrusted=include_untrusted,
-            )
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "search"))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"search failed: {exc}", "search"))
-            return
-        self.app.call_from_thread(self._show, generation, response, min_score, include_untrusted)
+            ),
+            lambda response: self._show(generation, response, min_score, include_untrusted),
+            group="search",
+            failure="search failed",
+        )
 
     def _show(self, generation: int, response: SearchResponse, min_score: float, untrusted: bool = False) -> None:
         if generation != self._generation:
@@ -232,7 +230,7 @@ class SearchPane(Vertical):
         if untrusted:
             summary.append(f" · untrusted included ({flagged} shown)", style="bold red")
         elif left_out:
-            key = self.app.key_for("search.untrusted", "ctrl+t") if hasattr(self.app, "key_for") else "^t"
+            key = self.clawmem_app.key_for("search.untrusted", "ctrl+t")
             summary.append(f" · {left_out} untrusted left out ({key} includes them)", style="red")
         if response.threshold_rescue:
             summary.append("  · nothing passed the threshold: keyword hits shown", style="yellow")

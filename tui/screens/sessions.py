@@ -11,52 +11,26 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from clawmem.engine.errors import ClawmemError
 from clawmem.engine.sessions.service import (
     ImportResult,
     NoteResult,
     SessionDetail,
     SessionSummary,
-    TranscriptTurn,
-    TrustCounts,
 )
-from clawmem.tui.messages import EngineFailed
+from clawmem.tui.render.sessions import empty_state, render_header, render_transcript, session_cells
+from clawmem.tui.screens.forget import ForgetPane
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.fit_table import FitTable
-from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static, TabbedContent
 
 NARROW = 130  # below this width the key and note columns move to the header above the transcript
-ORIGIN_STYLE = {"owner": "bold green", "agent": "cyan", "system": "magenta", "untrusted": "bold red"}
 NARROW_LABELS = ("Session", "Kind", "Channel", "Trusted", "Events", "Lowest", "Tainted", "Forgotten")
 WIDE_LABELS = (*NARROW_LABELS, "Key", "Note")
-IMPORT_HINT = "clawmem session import FILE.jsonl"
-
-
-def origin_text(origin: str) -> Text:
-    """An origin class as its name in its colour (the name carries it without colour)."""
-    return Text(origin, style=ORIGIN_STYLE.get(origin, "bold red"))
-
-
-def trust_counts(t: TrustCounts) -> Text:
-    out = Text()
-    for name in ("owner", "agent", "system", "untrusted"):
-        n = getattr(t, name)
-        if n:
-            if out:
-                out.append(" · ", style="dim")
-            out.append(f"{name} {n}", style=ORIGIN_STYLE[name])
-    return out or Text("no events", style="dim")
-
-
-def _when(iso: str) -> str:
-    """``2026-11-03T08:00:00.000Z`` → ``2026-11-03 08:00``."""
-    return iso[:16].replace("T", " ") if iso else "—"
 
 
 class SessionsTable(FitTable):
@@ -68,137 +42,10 @@ class SessionsTable(FitTable):
     ]
 
 
-def session_cells(s: SessionSummary, *, wide: bool) -> tuple[Text, ...]:
-    forgotten = Text(f"⊘ {(s.forgotten_at or '')[:10]}", style="bold red") if s.forgotten_at else Text("—", style="dim")
-    cells = (
-        Text(s.session_id, style="dim strike" if s.forgotten_at else "bold"),
-        Text(s.kind, style="" if s.kind == "interactive" else "magenta"),
-        Text(s.channel),
-        Text("✓ yes", style="green") if s.channel_trusted else Text("✗ no", style="yellow"),
-        Text(str(s.event_count), justify="right"),
-        origin_text(s.lowest_origin),
-        Text(str(s.tainted_turns), justify="right", style="bold red" if s.tainted_turns else "dim"),
-        forgotten,
-    )
-    if not wide:
-        return cells
-    return (*cells, Text(s.session_key), Text(s.note_path or "—", style="" if s.note_path else "dim"))
-
-
-# --------------------------------------------------------------------------------------- rendering
-
-
-def render_header(detail: SessionDetail) -> Text:
-    """Three lines about the selected session: who and where, what its turns are, where its words went."""
-    s = detail.summary
-    head = Text.assemble(
-        (s.session_id, "bold"),
-        ("  ·  ", "dim"),
-        (s.session_key, ""),
-        ("  ·  ", "dim"),
-        (s.kind, ""),
-        ("  ·  ", "dim"),
-        (s.channel, ""),
-        (" ✓ trusted", "green") if s.channel_trusted else (" ✗ untrusted channel", "yellow"),
-        ("  ·  ", "dim"),
-        (f"{_when(s.started_at)}–{_when(s.ended_at)[11:]} UTC", "dim"),
-        no_wrap=True,
-        overflow="ellipsis",
-    )
-    head.append(f"\n{s.event_count} events: ")
-    head.append_text(trust_counts(s.trust))
-    head.append(
-        f"  ·  {s.network_results} network result{'s' if s.network_results != 1 else ''}",
-        style="bold red" if s.network_results else "dim",
-    )
-    head.append(f"  ·  {s.tainted_turns} tainted", style="bold red" if s.tainted_turns else "dim")
-    head.append("\nnote ", style="dim")
-    head.append(s.note_path or "none", style="" if s.note_path else "dim")
-    entries = len(detail.entry_keys)
-    head.append(
-        f"  ·  {s.flush_segments} flush segment{'s' if s.flush_segments != 1 else ''}  ·  {entries} "
-        f"MEMORY.md entr{'y' if entries == 1 else 'ies'}",
-        style="dim",
-    )
-    if s.forgotten_at:
-        head.append(
-            f"\n⊘ forgotten on {s.forgotten_at[:10]}: its memory was removed; the transcript is kept and "
-            "re-import is refused",
-            style="bold red",
-        )
-    return head
-
-
-def turn_marks(t: TranscriptTurn) -> Text:
-    marks = Text()
-    if t.network:
-        marks.append("[network] ", style="bold red")
-    if t.tainted:
-        marks.append("[tainted] ", style="red")
-    return marks
-
-
-def render_transcript(detail: SessionDetail) -> RenderableType:
-    """One row per turn (seq, role, origin label, markers and the text, wrapped), then where the
-    session's words went: its flush segments and the MEMORY.md entries derived from it."""
-    legend = Text(
-        "[network] a tool result fetched from the web · [tainted] after one in the same turn (untrusted)", style="dim"
-    )
-    grid = Table.grid(padding=(0, 1), expand=True)
-    grid.add_column(justify="right", no_wrap=True, width=3)
-    grid.add_column(no_wrap=True, width=9)
-    grid.add_column(no_wrap=True, width=9)
-    grid.add_column(ratio=1, overflow="fold")
-    for t in detail.turns:
-        body = turn_marks(t)
-        body.append(t.text.rstrip(), style="red" if t.origin_class == "untrusted" else "")
-        grid.add_row(
-            Text(str(t.seq), style="dim"),
-            Text(t.role, style="bold" if t.role == "user" else ""),
-            origin_text(t.origin_class),
-            body,
-        )
-    parts: list[RenderableType] = [legend, grid]
-    if not detail.turns:
-        parts.append(Text("No events (purged with the forget that removed this session).", style="dim"))
-    if detail.segments:
-        parts += [Text(""), Text("Flush provenance — lines this session wrote into memory files", style="bold")]
-        seg_grid = Table.grid(padding=(0, 2))
-        for seg in detail.segments:
-            where = (
-                f"{seg.path}:{seg.line_start}-{seg.line_end}"
-                if seg.line_start is not None
-                else f"{seg.path} (no longer in the file)"
-            )
-            seg_grid.add_row(Text(where), Text(seg.kind, style="dim"), origin_text(seg.effective_class))
-        parts.append(seg_grid)
-    if detail.entry_keys:
-        parts += [Text(""), Text("MEMORY.md entries derived from it (origin rows)", style="bold")]
-        parts += [Text(f"  {key}", style="cyan", no_wrap=True, overflow="ellipsis") for key in detail.entry_keys]
-    return Group(*parts)
-
-
-def empty_state() -> Text:
-    return Text.assemble(
-        ("No sessions imported yet.\n\n", "bold"),
-        ("Press ", ""),
-        ("i", "bold cyan"),
-        (" to import a JSONL transcript, or run\n\n    ", ""),
-        (IMPORT_HINT, "bold"),
-        (
-            "\n\nOne JSON object per line: session_id, session_key, kind (interactive, cron, heartbeat, subagent), "
-            "channel, sender, role (user, assistant, tool), text, network, ts. Each turn gets an origin class from "
-            "where it came from — owner, agent, system or untrusted, never from what it says; tool results fetched "
-            "from the web are marked [network] and the assistant turns after them [tainted].",
-            "dim",
-        ),
-    )
-
-
 # --------------------------------------------------------------------------------------------- pane
 
 
-class SessionsPane(Vertical):
+class SessionsPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding(
             "i",
@@ -223,6 +70,7 @@ class SessionsPane(Vertical):
         ),
     ]
     HELP = "sessions"
+    NOTIFY_TITLE = "sessions"
     PALETTE: ClassVar = [
         ("sessions: Import a transcript", "Import a JSONL transcript (all lines or none)", "import_session"),
         ("sessions: Write session-memory note", "memory/YYYY-MM-DD-<slug>.md for the selected session", "write_note"),
@@ -261,17 +109,13 @@ class SessionsPane(Vertical):
     def refresh_from_engine(self, paths: frozenset[str]) -> None:
         self._load()
 
-    @work(thread=True, exclusive=True, group="sessions-load", exit_on_error=False)
     def _load(self) -> None:
-        try:
-            sessions = self.app.engine.sessions.summaries()  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "sessions"))
-            return
-        except Exception as exc:  # a bug must not take the app down
-            self.post_message(EngineFailed(f"sessions could not be read: {exc}", "sessions"))
-            return
-        self.app.call_from_thread(self._show, sessions)
+        self.run_engine(
+            lambda: self.engine.sessions.summaries(),
+            self._show,
+            group="sessions-load",
+            failure="sessions could not be read",
+        )
 
     def _show(self, sessions: tuple[SessionSummary, ...]) -> None:
         self.sessions = sessions
@@ -292,17 +136,13 @@ class SessionsPane(Vertical):
         rows = [(s.session_id, session_cells(s, wide=self._wide)) for s in self.sessions or ()]
         self.session_id = table.fill(rows, self.session_id)
 
-    @work(thread=True, exclusive=True, group="sessions-detail", exit_on_error=False)
     def _load_detail(self, session_id: str) -> None:
-        try:
-            detail = self.app.engine.sessions.show(session_id)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "sessions"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"session {session_id} could not be read: {exc}", "sessions"))
-            return
-        self.app.call_from_thread(self._show_detail, detail)
+        self.run_engine(
+            lambda: self.engine.sessions.show(session_id),
+            self._show_detail,
+            group="sessions-detail",
+            failure=f"session {session_id} could not be read",
+        )
 
     def _show_detail(self, detail: SessionDetail) -> None:
         if detail.summary.session_id != self.session_id:
@@ -408,11 +248,10 @@ class SessionsPane(Vertical):
         """New notes (and, with the ``sessions`` index source, transcripts) become searchable."""
         from clawmem.engine.sessions import index as session_index
 
-        settings = self.app.engine.settings  # type: ignore[attr-defined]
-        if session_index.enabled(settings):
-            self.app.start_indexing()  # type: ignore[attr-defined]
+        if session_index.enabled(self.engine.settings):
+            self.clawmem_app.start_indexing()
         elif notes:
-            self.app.start_indexing(only=notes)  # type: ignore[attr-defined]
+            self.clawmem_app.start_indexing(only=notes)
 
     def action_write_note(self) -> None:
         s = self._selected()
@@ -421,18 +260,14 @@ class SessionsPane(Vertical):
         self._set_note(Text(f"Writing the session-memory note for {s.session_id}…", style="italic"))
         self._write_note(s.session_id)
 
-    @work(thread=True, exclusive=True, group="sessions-write", exit_on_error=False)
     def _write_note(self, session_id: str) -> None:
-        try:
-            result = self.app.engine.sessions.write_note(session_id)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "sessions"))
-            self.app.call_from_thread(self._set_note, Text(f"✗ {exc}", style="red"))
-            return
-        except Exception as exc:
-            self.post_message(EngineFailed(f"the note could not be written: {exc}", "sessions"))
-            return
-        self.app.call_from_thread(self._note_written, result)
+        self.run_engine(
+            lambda: self.engine.sessions.write_note(session_id),
+            self._note_written,
+            group="sessions-write",
+            failure="the note could not be written",
+            on_error=lambda exc: self._set_note(Text(f"✗ {exc}", style="red")),
+        )
 
     def _note_written(self, result: NoteResult) -> None:
         left = (
@@ -453,11 +288,8 @@ class SessionsPane(Vertical):
         s = self._selected()
         if s is None:
             return
-        forget = getattr(self.app, "panes", {}).get("forget")
-        if forget is None:
-            return
         # Drop the focus first: a focused table that gets hidden hands the focus to a sibling in this
         # (hidden) tab, which switches the tabs back for a frame. Then the Forget pane focuses its plan.
         self.screen.set_focus(None)
         self.app.screen_stack[0].query_one(TabbedContent).active = "forget"
-        forget.preselect((s.session_id,))
+        self.clawmem_app.pane(ForgetPane).preselect((s.session_id,))

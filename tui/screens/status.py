@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from clawmem.engine.errors import ClawmemError
 from clawmem.engine.status import StatusReport, build_status
-from clawmem.tui.messages import EngineFailed, IndexProgress
+from clawmem.tui.messages import IndexProgress
+from clawmem.tui.screens.pane import Pane
 from clawmem.tui.status_text import status_lines
 from rich.table import Table
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, ProgressBar, Static
 
 PHASE_LABEL = {
@@ -27,7 +26,7 @@ PHASE_LABEL = {
 WAITING = "Waiting for another embedding pass (another clawmem?) to finish"
 
 
-class StatusPane(Vertical):
+class StatusPane(Pane):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("r", "reindex", "Reindex", id="status.reindex", tooltip="Index changed files, then embed."),
         Binding(
@@ -41,6 +40,7 @@ class StatusPane(Vertical):
         Binding("escape", "cancel", "Cancel", id="status.cancel", tooltip="Cancel indexing or embedding."),
     ]
     HELP = "status"
+    NOTIFY_TITLE = "status"
 
     def __init__(self) -> None:
         super().__init__(id="status-pane")
@@ -60,14 +60,10 @@ class StatusPane(Vertical):
     def refresh_from_engine(self, paths: frozenset[str]) -> None:
         self._load(self._deep)
 
-    @work(thread=True, exclusive=True, group="status", exit_on_error=False)
     def _load(self, deep: bool) -> None:
-        try:
-            report = build_status(self.app.engine.index, deep=deep)  # type: ignore[attr-defined]
-        except ClawmemError as exc:
-            self.post_message(EngineFailed(str(exc), "status"))
-            return
-        self.app.call_from_thread(self._show, report)
+        self.run_engine(
+            lambda: build_status(self.engine.index, deep=deep), self._show, group="status", failure="status failed"
+        )
 
     def _show(self, report: StatusReport) -> None:
         grid = Table.grid(padding=(0, 2))
@@ -81,8 +77,7 @@ class StatusPane(Vertical):
                 style = "bold yellow"
             grid.add_row(label, Text(value, style=style))
         self.query_one("#status-lines", Static).update(grid)
-        bar = self.app.status_bar  # type: ignore[attr-defined]
-        bar.mode = f"{report.search_mode} · {report.chunks:,} chunks"  # type: ignore[attr-defined]
+        self.clawmem_app.status_bar.mode = f"{report.search_mode} · {report.chunks:,} chunks"
 
     def show_progress(self, message: IndexProgress) -> None:
         label = self.query_one("#status-phase", Label)
@@ -123,14 +118,13 @@ class StatusPane(Vertical):
 
     def _reindex_key(self) -> str:
         """The key that reindexes now (the user may have rebound it)."""
-        key_for = getattr(self.app, "key_for", None)
-        return key_for("status.reindex", "r") if key_for is not None else "r"
+        return self.clawmem_app.key_for("status.reindex", "r")
 
     def action_reindex(self) -> None:
-        self.app.start_indexing()  # type: ignore[attr-defined]
+        self.clawmem_app.start_indexing()
 
     def action_rebuild(self) -> None:
-        self.app.start_indexing(force=True)  # type: ignore[attr-defined]
+        self.clawmem_app.start_indexing(force=True)
 
     def action_deep(self) -> None:
         self._deep = True
@@ -138,7 +132,7 @@ class StatusPane(Vertical):
         self._load(True)
 
     def action_cancel(self) -> None:
-        if self.app.cancel_indexing():  # type: ignore[attr-defined]
+        if self.clawmem_app.cancel_indexing():
             self.query_one("#status-phase", Label).update("Cancelling…")
         else:
             self.notify("Nothing is running.", title="status", timeout=3)

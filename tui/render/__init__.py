@@ -1,0 +1,1 @@
+"""Pure functions from engine dataclasses to Rich renderables, one module per pane that needs many."""
