@@ -31,7 +31,7 @@ def clawmem_app(node: DOMNode) -> ClawmemApp:
 def engine_worker(
     node: DOMNode,
     call: Callable[[], T],
-    then: Callable[[T], object] | None,
+    then: Callable[[T], object],
     *,
     group: str,
     failure: str,
@@ -63,15 +63,15 @@ def engine_worker(
         except Exception as exc:
             report(exc, f"{failure}: {exc}", notify=True)
             return
-        if then is not None:
-            node.app.call_from_thread(then, result)
+        node.app.call_from_thread(then, result)
 
     return node.run_worker(work, name=group, group=group, exclusive=True, thread=True, exit_on_error=False)
 
 
 class Pane(Vertical):
-    """One tab of the app. The app calls ``refresh_from_engine`` on every pane when the index changes
-    (and on a pane when its tab opens); ``PALETTE`` lists its command-palette entries."""
+    """One tab of the app (a Vertical; a side-by-side pane sets ``layout: horizontal``). The app calls
+    ``refresh_from_engine`` on every pane when the index changes, and on a pane when its tab opens;
+    ``PALETTE`` lists its command-palette entries."""
 
     PALETTE: ClassVar[list[tuple[str, str, str]]] = []  # (name, help, action)
     NOTIFY_TITLE: ClassVar[str] = "clawmem"  # the title of this pane's failure notifications
@@ -90,7 +90,7 @@ class Pane(Vertical):
     def run_engine(
         self,
         call: Callable[[], T],
-        then: Callable[[T], object] | None,
+        then: Callable[[T], object],
         *,
         group: str,
         failure: str,
