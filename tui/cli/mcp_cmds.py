@@ -11,7 +11,7 @@ from clawmem.tui.cli import common
 DEFAULT_PORT = 8765
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "mcp",
         parents=[common.global_parent()],

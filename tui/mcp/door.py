@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import apsw
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.index.watcher import WorkspaceWatcher
 
 log = logging.getLogger("clawmem.mcp")
 
@@ -35,7 +36,7 @@ class MemoryDoor:
         self._stop = threading.Event()
         self._stop_embedding = threading.Event()
         self._thread: threading.Thread | None = None
-        self._watcher = None
+        self._watcher: WorkspaceWatcher | None = None
         self.ready = threading.Event()  # the first text sync finished (or failed)
         self.last_error: str | None = None
 

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 
 from clawmem.engine.context.service import STARTUP_KINDS, StartupContext, StartupFile
 from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.forget.service import refuse_unresolved
 from clawmem.engine.intents.service import STATUSES, MatchReport, StandingIntent
 from clawmem.engine.search.types import SearchHit, SearchResponse
@@ -306,7 +307,8 @@ def startup_out(ctx: StartupContext, include_text: bool) -> tuple[dict[str, Any]
 
 
 def intent_out(i: StandingIntent) -> dict[str, Any]:
-    return plain(i)  # type: ignore[no-any-return]
+    out: dict[str, Any] = plain(i)
+    return out
 
 
 def intent_line(i: StandingIntent) -> str:
@@ -360,7 +362,7 @@ class Tools:
         self.append_origin = append_origin
 
     @property
-    def engine(self):  # type: ignore[no-untyped-def]
+    def engine(self) -> MemoryEngine:
         return self.door.engine
 
     # ------------------------------------------------------------------ memory_search
