@@ -69,3 +69,24 @@ async def test_a_table_whose_column_grows_repaints_when_it_is_measured() -> None
         table.render_line(1)  # painted before the table is idle
         await pilot.pause()
         assert "a much longer entry than the one before" in table.render_line(1).text
+
+
+async def test_a_table_whose_columns_were_added_again_repaints_when_measured_back_to_its_old_widths() -> None:
+    """Columns cleared and added again are drawn at their labels' widths; measuring them back to
+    the widths they had before must repaint too (compared with the widths just before measuring)."""
+
+    def fill(table: MeasuredTable) -> None:
+        table.clear(columns=True)
+        table.add_column("Status", key="s")
+        table.add_column("Entry", key="e")
+        table.add_row(Text("superseded"), Text("an entry"), key="a")
+
+    async with TableApp(MeasuredTable).run_test(size=(100, 8)) as pilot:
+        table = pilot.app.query_one(MeasuredTable)
+        fill(table)
+        await pilot.pause()
+        assert "superseded" in table.render_line(1).text
+        fill(table)
+        assert "superseded" not in table.render_line(1).text  # painted at the labels' widths
+        await pilot.pause()
+        assert "superseded" in table.render_line(1).text and "an entry" in table.render_line(1).text

@@ -16,20 +16,22 @@ invalidated and the table repaints.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
+from textual import events
 from textual.widgets import DataTable
-from textual.widgets.data_table import RowKey
 
 
 class MeasuredTable(DataTable[Any]):
-    _measured_widths: tuple[int, ...] = ()
+    def _widths(self) -> tuple[int, ...]:
+        return (self._row_label_column_width, *(c.get_render_width(self) for c in self.ordered_columns))
 
-    def _update_dimensions(self, new_rows: Iterable[RowKey]) -> None:
-        super()._update_dimensions(new_rows)
-        widths = (self._row_label_column_width, *(c.get_render_width(self) for c in self.ordered_columns))
-        if widths != self._measured_widths:
-            self._measured_widths = widths
+    async def _on_idle(self, event: events.Idle) -> None:
+        # Compared with the widths just before this measuring, not the last measured ones: a table
+        # whose columns were cleared and added again is drawn at label widths, and measuring it
+        # back to its earlier widths must repaint it too.
+        before = self._widths()
+        await super()._on_idle(event)
+        if self._widths() != before:
             self._update_count += 1  # every render cache is keyed by it: lines drawn before are stale
             self.refresh()
