@@ -23,15 +23,15 @@ from textual.widgets import DataTable
 
 
 class MeasuredTable(DataTable[Any]):
-    def _widths(self) -> tuple[int, ...]:
+    def _drawn_widths(self) -> tuple[int, ...]:
         return (self._row_label_column_width, *(c.get_render_width(self) for c in self.ordered_columns))
 
     async def _on_idle(self, event: events.Idle) -> None:
         # Compared with the widths just before this measuring, not the last measured ones: a table
         # whose columns were cleared and added again is drawn at label widths, and measuring it
         # back to its earlier widths must repaint it too.
-        before = self._widths()
+        before = self._drawn_widths()
         await super()._on_idle(event)
-        if self._widths() != before:
+        if self._drawn_widths() != before:
             self._update_count += 1  # every render cache is keyed by it: lines drawn before are stale
             self.refresh()
