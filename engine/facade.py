@@ -104,10 +104,6 @@ class MemoryEngine:
         return self.runtime.workspace
 
     @property
-    def lock_path(self) -> Path:
-        return self.runtime.lock_path("reindex")
-
-    @property
     def provider_loaded(self) -> bool:
         return self.index.provider_loaded
 

@@ -27,9 +27,6 @@ SearchMode = Literal["hybrid", "fts-only", "vector-only"]
 OriginClass = Literal["owner", "agent", "system", "untrusted"]
 """Who a line came from (spec §8); ordered from most to least trusted."""
 
-SessionKind = Literal["interactive", "cron", "heartbeat", "subagent"]
-"""What kind of session produced a transcript (only interactive ones yield promotion candidates)."""
-
 IntentStatus = Literal["pending", "armed", "fired", "done", "cancelled", "expired"]
 """A standing intent's state (spec §7's state machine)."""
 
@@ -42,7 +39,6 @@ ProposalStatus = Literal["pending", "applied", "rejected", "stale", "reverted", 
 SCORING_MODES: tuple[ScoringMode, ...] = get_args(ScoringMode)
 LEG_CHOICES: tuple[Legs, ...] = get_args(Legs)
 ORIGIN_CLASSES: tuple[OriginClass, ...] = get_args(OriginClass)
-SESSION_KINDS: tuple[SessionKind, ...] = get_args(SessionKind)
 INTENT_STATUSES: tuple[IntentStatus, ...] = get_args(IntentStatus)
 JOB_STATUSES: tuple[JobStatus, ...] = get_args(JobStatus)
 PROPOSAL_STATUSES: tuple[ProposalStatus, ...] = get_args(ProposalStatus)

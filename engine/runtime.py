@@ -43,12 +43,10 @@ class Runtime:
     def workspace(self) -> Path:
         return self.settings.workspace
 
-    def lock_path(self, name: LockName) -> Path:
-        return self.settings.agent_dir / f"{name}.lock"
-
     def lock(self, name: LockName, *, timeout: float | None) -> ReindexLock:
-        """A cross-process lock of this agent (``timeout`` as :class:`ReindexLock`'s)."""
-        return ReindexLock(self.lock_path(name), timeout=timeout)
+        """A cross-process lock of this agent, ``<agent dir>/<name>.lock`` (``timeout`` as
+        :class:`ReindexLock`'s)."""
+        return ReindexLock(self.settings.agent_dir / f"{name}.lock", timeout=timeout)
 
     def require_workspace(self) -> None:
         if not self.workspace.is_dir():
