@@ -19,12 +19,9 @@ range maps onto chunk line ranges directly.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
-import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,7 +30,7 @@ from clawmem.engine.errors import ClawmemError, ConflictError
 from clawmem.engine.store import sessions_rows as rows
 from clawmem.engine.store.db import begin_immediate
 from clawmem.engine.store.sessions_rows import FileStateRow, SegmentRow
-from clawmem.engine.workspace.writes import MISSING, WriteResult, append_text, replace_file
+from clawmem.engine.workspace.writes import MISSING, WriteResult, append_text, directory_lock, replace_file
 
 BOM = b"\xef\xbb\xbf"
 
@@ -276,26 +273,6 @@ def _read(path: Path) -> bytes:
 APPEND_ATTEMPTS = 5  # a writer outside clawmem changed the file between our read and our write: re-read
 
 
-@contextlib.contextmanager
-def append_lock(directory: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on the directory that holds the file being appended to.
-
-    Every clawmem append (a CLI flush, the app, two MCP servers for two agents) takes it around
-    read → write → provenance commit, so two appenders never both read the same old bytes: without
-    it one of them was refused ("changed on disk since it was read") or, with two agents' databases
-    on one workspace, an atomic replace silently dropped the other's line. The lock is on the
-    directory itself (no lock file in the workspace), shared by every home and agent, and, being an
-    ``flock`` on its own open file description, it also excludes another thread of this process.
-    """
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the last descriptor releases the lock
-
-
 def append_segment(
     conn: apsw.Connection,
     workspace: Path,
@@ -314,13 +291,13 @@ def append_segment(
 
     ``create_only`` writes a new file and refuses when it exists (session-memory notes). The file
     write is atomic and hash-checked against the bytes read here; the provenance rows are written
-    in one transaction around it. Appenders are serialized by :func:`append_lock`, and a write
+    in one transaction around it. Appenders are serialized by the folder's :func:`directory_lock`, and a write
     refused because a program outside clawmem changed the file meanwhile is retried on the new bytes.
     """
     if origin not in ("agent", "untrusted"):
         raise ClawmemError(f"unknown flush origin {origin!r} (agent or untrusted)")
     path = workspace / rel
-    with append_lock(path.parent):
+    with directory_lock(path.parent):
         for attempt in range(APPEND_ATTEMPTS):
             seen = _read(path)
             try:

@@ -6,13 +6,20 @@ by the agent — is never silently overwritten. ``append_text`` only ever adds b
 After each write the file is read back and its hash verified.
 
 The file's encoding conventions are kept: a leading BOM and CRLF line ends survive a rewrite.
+
+Every write holds :func:`directory_lock` on the file's folder from the hash check to the rename,
+so two clawmem writers (the app's editor, an agent's flush through the CLI or an MCP server,
+Dreaming, forget) never both pass the check on the same old bytes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +35,36 @@ class WriteResult:
     sha256: str  # hash of the bytes now on disk
     previous_sha256: str | None  # None when the file did not exist
     bytes_written: int
+
+
+_held = threading.local()  # the folders this thread holds the lock of (the lock is re-entrant)
+
+
+@contextlib.contextmanager
+def directory_lock(directory: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``directory`` itself (no lock file in the workspace).
+
+    Shared by every clawmem process, home and agent on the machine, and — being an ``flock`` on
+    its own open file description — it also excludes another thread of this process. Re-entrant
+    within a thread: a flush holds it around read → write → provenance commit and the write
+    inside takes it again.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    key = os.path.realpath(directory)
+    held: set[str] = _held.__dict__.setdefault("dirs", set())
+    if key in held:
+        yield
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held.add(key)
+        try:
+            yield
+        finally:
+            held.discard(key)
+    finally:
+        os.close(fd)  # closing the last descriptor releases the lock
 
 
 def current_sha256(path: Path) -> str | None:
@@ -77,15 +114,16 @@ def replace_file(path: Path, data: bytes, *, expected_sha256: str | None) -> Wri
     """
     if path.is_symlink():
         raise ConflictError(f"{path.name} is a symbolic link; clawmem does not write through links")
-    before = current_sha256(path)
-    if expected_sha256 == MISSING:
-        if before is not None:
-            raise ConflictError(f"{path.name} was created on disk meanwhile; nothing was written")
-    elif expected_sha256 is not None and before != expected_sha256:
-        what = "deleted" if before is None else "changed"
-        raise ConflictError(f"{path.name} {what} on disk since it was read; nothing was written")
-    _atomic_write_bytes(path, data)
-    after = current_sha256(path)
+    with directory_lock(path.parent):
+        before = current_sha256(path)
+        if expected_sha256 == MISSING:
+            if before is not None:
+                raise ConflictError(f"{path.name} was created on disk meanwhile; nothing was written")
+        elif expected_sha256 is not None and before != expected_sha256:
+            what = "deleted" if before is None else "changed"
+            raise ConflictError(f"{path.name} {what} on disk since it was read; nothing was written")
+        _atomic_write_bytes(path, data)
+        after = current_sha256(path)
     if after != sha256_bytes(data):
         raise ConflictError(f"{path.name} changed during the write; check the file")
     return WriteResult(path=path, sha256=after, previous_sha256=before, bytes_written=len(data))
@@ -98,19 +136,23 @@ def append_text(path: Path, text: str, *, expected_sha256: str | None = None) ->
     changed since ``expected_sha256`` was read, nothing is written. A missing newline at the
     end of the old content is added first so the appended lines stand on their own.
     """
-    try:
-        old = path.read_bytes()
-    except FileNotFoundError:
-        old = b""
-    if expected_sha256 is not None and expected_sha256 != MISSING and sha256_bytes(old) != expected_sha256:
-        raise ConflictError(f"{path.name} changed on disk since it was read; nothing was appended")
-    newline = b"\r\n" if b"\r\n" in old else b"\n"
-    addition = text.replace("\r\n", "\n").encode("utf-8")
-    if newline == b"\r\n":
-        addition = addition.replace(b"\n", b"\r\n")
-    sep = b"" if not old or old.endswith(b"\n") else newline
-    data = old + sep + addition
-    result = replace_file(path, data, expected_sha256=sha256_bytes(old) if old else None)
+    with directory_lock(path.parent):
+        try:
+            old: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            old = None
+        current = sha256_bytes(old) if old is not None else None
+        if expected_sha256 is not None and expected_sha256 != MISSING and current != expected_sha256:
+            raise ConflictError(f"{path.name} changed on disk since it was read; nothing was appended")
+        old = old or b""
+        newline = b"\r\n" if b"\r\n" in old else b"\n"
+        addition = text.replace("\r\n", "\n").encode("utf-8")
+        if newline == b"\r\n":
+            addition = addition.replace(b"\n", b"\r\n")
+        sep = b"" if not old or old.endswith(b"\n") else newline
+        data = old + sep + addition
+        # the bytes just read, or none at all: a file created meanwhile is never overwritten
+        result = replace_file(path, data, expected_sha256=current or MISSING)
     if not data.startswith(old):  # defensive: an append must keep every old byte
         raise ConflictError(f"{path.name}: append would not keep the existing content")
     return result

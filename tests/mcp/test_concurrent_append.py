@@ -1,7 +1,7 @@
 """Two agents append to one workspace at the same time and no line is lost.
 
-Before the flock in ``engine/sessions/flush.py`` two appenders read the same old bytes: one was
-refused ("changed on disk since it was read") and, with two agents' databases on one workspace,
+Before the folder lock (``directory_lock`` in ``engine/workspace/writes.py``) two appenders read
+the same old bytes: one was refused ("changed on disk since it was read") and, with two agents' databases on one workspace,
 an atomic replace silently dropped the other's line (119 appends reported, 114 lines on disk).
 """
 
