@@ -62,6 +62,9 @@ class SearchSettings:
     mmr_lambda: float = 0.7
     decay_enabled: bool = True
     half_life_days: float = 30.0
+    # Default scoring: the most age can take off a qualifying memory's ranking score (0 = age never
+    # reorders, 1 = the spec's plain multiplier, which can bury an old answer under any newer one).
+    max_decay: float = 0.3
     snippet_max_chars: int = 700
     scoring: ScoringMode = "calibrated"  # clawmem's calibrated vectors, or the spec's raw formula
 
@@ -370,6 +373,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("config search.min_score must be between 0 and 1")
     if not 0.0 <= s.search.mmr_lambda <= 1.0:
         raise ConfigError("config search.mmr_lambda must be between 0 and 1")
+    if not 0.0 <= s.search.max_decay <= 1.0:
+        raise ConfigError("config search.max_decay must be between 0 and 1")
     if s.search.half_life_days <= 0:
         raise ConfigError("config search.half_life_days must be positive")
     if s.bootstrap.user_max_chars > 4_000:

@@ -1,5 +1,5 @@
 """Stage 3 of a search: the order. Exact-path tiers 3 → 2 → 1 first, then the rest, MMR within
-each group (hybrid); then the threshold, the keyword rescue when nothing passed, the spare places
+each group (hybrid); then the threshold, the rescue when nothing qualified, the spare places
 filled by keyword-only hits, and the near-misses — each with its MMR rank.
 """
 
@@ -59,7 +59,7 @@ class Selection:
     results: list[Scored]
     near_misses: list[Scored]
     mmr_rank: dict[str, int]
-    rescue: bool  # nothing passed the threshold: the best keyword hits were returned instead
+    rescue: bool  # nothing qualified: the best hits the scorer rescues were returned instead
 
 
 def select(
@@ -84,21 +84,21 @@ def select(
 
     order = LazyOrder(live, [in_order(g) for g in groups])
 
-    # The threshold (after decay and importance), the keyword rescue, spare-capacity fill.
-    selected = order.first(lambda x: x.public >= min_score, max_results)
+    # The threshold (on the scorer's eligibility score); when nothing qualifies, the rescue (the
+    # scorer says which hits it returns); else spare places filled by keyword-only hits.
+    selected = order.first(lambda x: x.qualifies >= min_score, max_results)
     rescue = False
-    if keyword_found and len(selected) < max_results:
-        if not selected:  # nothing passed the threshold
-            selected = order.first(lambda x: x.cand.kw is not None and x.public >= 0, max_results)
-            rescue = bool(selected)
-        elif scorer.fills_spare_places(mode):
-            chosen = {x.cand.id for x in selected}
-            selected += order.first(
-                lambda x: x.cand.id not in chosen and x.cand.kw is not None and x.score.vector_raw is None,
-                max_results - len(selected),
-            )
+    if not selected and (keyword_found or scorer.rescues_without_keywords):
+        selected = order.first(scorer.rescues, max_results)
+        rescue = bool(selected)
+    elif selected and keyword_found and len(selected) < max_results and scorer.fills_spare_places(mode):
+        chosen = {x.cand.id for x in selected}
+        selected += order.first(
+            lambda x: x.cand.id not in chosen and x.cand.kw is not None and x.score.vector_raw is None,
+            max_results - len(selected),
+        )
     chosen_ids = {x.cand.id for x in selected}
-    misses = [x for x in live if x.cand.id not in chosen_ids]
+    misses = scorer.near_misses([x for x in live if x.cand.id not in chosen_ids], min_score)
     # The best max_results of what was not returned: below the threshold, or left out (an invalid
     # project annotation, an untrusted origin) — ranked together by the score each would have had.
     near = sorted(

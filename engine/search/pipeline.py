@@ -3,8 +3,9 @@ breakdown:
 
 1. candidates (:mod:`.candidates`): keyword + path legs, the diaries of the dates the query
    names, the vector leg — merged by chunk id;
-2. scoring (:mod:`.scoring`): content = 0.7·vector + 0.3·keyword → × decay → × importance
-   → × project, by the one scorer of the request's mode (calibrated or OpenClaw);
+2. scoring (:mod:`.scoring`): content = 0.7·vector + 0.3·keyword → × importance → × project
+   (what min_score judges, in the default scoring) → × decay (what the order ranks by), by the
+   one scorer of the request's mode (calibrated or OpenClaw);
 3. order (:mod:`.order`): exact tiers, MMR → threshold, rescue → results + near-misses.
 """
 
@@ -114,9 +115,10 @@ def run_search(
         keyword_found=bool(pool.keyword_hits),
     )
 
-    def to_hit(item: Scored, passed: bool) -> SearchHit:
-        c, bd, public, excluded = item
+    def to_hit(item: Scored, returned: bool) -> SearchHit:
+        c, bd, public, excluded, qualifies = item
         m = pool.meta[c.id]
+        passed = qualifies >= req.min_score
         return SearchHit(
             chunk_id=c.id,
             path=c.path,
@@ -133,13 +135,19 @@ def run_search(
             legs=tuple(sorted(c.legs)),
             note=excluded
             or (
-                "below min_score"
-                if not passed
-                else ("returned without passing min_score (keyword rescue)" if public < req.min_score else None)
+                None
+                if passed
+                else (
+                    "below min_score"
+                    if not returned
+                    else "returned without passing min_score (keyword rescue)"
+                    if c.kw is not None
+                    else "returned without passing min_score (nothing qualified: closest in meaning)"
+                )
             ),
         )
 
-    results = tuple(to_hit(x, x.public >= req.min_score) for x in chosen.results)
+    results = tuple(to_hit(x, True) for x in chosen.results)
     near_misses = tuple(to_hit(x, False) for x in chosen.near_misses)
     timings = pool.timings
     timings["total"] = (time.perf_counter() - t0) * 1000
@@ -167,4 +175,6 @@ def run_search(
         dates=pool.dated.labels(),
         dated_diaries=len(pool.dated.match),
         ages_from_dates=bool(pool.dated.weight),
+        half_life_days=s.half_life_days if s.decay_enabled else None,
+        max_decay=scorer.max_decay,
     )

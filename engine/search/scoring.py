@@ -5,10 +5,11 @@
   workspace's background, the keyword part as the query's coverage, dates as a concept;
 - :class:`OpenClawScorer` — OpenClaw 2026.9.6's exact formula (``--scoring openclaw``).
 
-Both share the spec's arithmetic (content = 0.7·vector + 0.3·keyword, then decay, importance
-and project) in :meth:`Scorer.score`; each says what differs — how the legs run
-(:meth:`Scorer.policy`), the keyword part, the exact-path tier, age, and the order within a
-group (:meth:`Scorer.group_key`, :meth:`Scorer.mmr`).
+Both share the spec's arithmetic (content = 0.7·vector + 0.3·keyword, then importance, project
+and decay) in :meth:`Scorer.score`; each says what differs — how the legs run
+(:meth:`Scorer.policy`), the keyword part, the exact-path tier, age and what it does to the rank
+(:meth:`Scorer.age_factor`), which score the threshold judges (:meth:`Scorer.eligibility`), what
+the rescue returns, and the order within a group (:meth:`Scorer.group_key`, :meth:`Scorer.mmr`).
 """
 
 from __future__ import annotations
@@ -69,11 +70,13 @@ class Score(NamedTuple):
     path_tier: int
     content: float
     age_days: float | None
+    recency: float
     decay: float
     importance: int | None
     importance_factor: float
     project_factor: float
     pre_threshold: float
+    qualifying: float
     vector_z: float | None
     vector_note: str | None
     line: BestLine | None = None
@@ -89,11 +92,13 @@ class Score(NamedTuple):
             path_tier=self.path_tier,
             content=round(self.content, 6),
             age_days=round(self.age_days, 3) if self.age_days is not None else None,
+            recency=round(self.recency, 6),
             decay=round(self.decay, 6),
             importance=self.importance,
             importance_factor=round(self.importance_factor, 4),
             project_factor=round(self.project_factor, 4),
             pre_threshold=self.pre_threshold,
+            qualifying=round(self.qualifying, 6),
             mmr_rank=mmr_rank,
             passed_threshold=passed,
             vector_z=round(self.vector_z, 3) if self.vector_z is not None else None,
@@ -106,13 +111,15 @@ class Score(NamedTuple):
 
 
 class Scored(NamedTuple):
-    """A scored candidate: its chunk, its score factors, the score shown, and why it is left
-    out of the results (an invalid project annotation, an untrusted origin), or None."""
+    """A scored candidate: its chunk, its score factors, the score shown (and ranked by), why it
+    is left out of the results (an invalid project annotation, an untrusted origin) or None, and
+    the score the threshold judges (:meth:`Scorer.eligibility`)."""
 
     cand: Candidate
     score: Score
     public: float
     excluded: str | None
+    qualifies: float
 
 
 class Scorer:
@@ -174,14 +181,16 @@ class Scorer:
         else:
             pre = self.ranking_base(c, content, pool)
         age = self.age(c, m, pool)
-        decay = decay_factor(age, s.half_life_days) if s.decay_enabled else 1.0
+        recency = decay_factor(age, s.half_life_days) if s.decay_enabled else 1.0
+        decay = self.age_factor(recency)
         imp_f = importance_factor(m.importance)
         keys = tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip())
         excluded = "dropped: invalid project annotation" if INVALID_PROJECT_ANNOTATION in keys else None
         if excluded is None and m.origin_class == "untrusted" and not self.req.include_untrusted:
             excluded = UNTRUSTED_LEFT_OUT
         proj_f = project_factor(keys, self.req.project_keys)
-        final = pre * decay * imp_f * proj_f
+        qualifying = pre * imp_f * proj_f
+        final = qualifying * decay
         if tier:
             public = proj_f
         elif mode == "hybrid" and content == 0:
@@ -196,18 +205,43 @@ class Scorer:
             path_tier=tier,
             content=content,
             age_days=age,
+            recency=recency,
             decay=decay,
             importance=m.importance,
             importance_factor=imp_f,
             project_factor=proj_f,
             pre_threshold=round(final, 6),  # rounded here: the order below compares what is shown
+            qualifying=qualifying,
             vector_z=z,
             vector_note=None if evidence or v_raw is None else "heading only: its cosine is not evidence",
             line=best,
             line_vector=line_vec,
             date_match=dm,
         )
-        return Scored(c, bd, public, excluded)
+        return Scored(c, bd, public, excluded, self.eligibility(public, qualifying, tier, mode, content))
+
+    @property
+    def max_decay(self) -> float | None:
+        """The most age takes off a ranking score (None: the spec's multiplier, unbounded)."""
+        return None
+
+    def age_factor(self, recency: float) -> float:
+        """What age multiplies the ranking score by, given the spec's multiplier ``recency``."""
+        raise NotImplementedError
+
+    def eligibility(self, public: float, qualifying: float, tier: int, mode: SearchMode, content: float) -> float:
+        """The score min_score is tested on."""
+        raise NotImplementedError
+
+    rescues_without_keywords = False
+
+    def rescues(self, x: Scored) -> bool:
+        """Whether a hit is returned when nothing qualifies (OpenClaw: its keyword hits)."""
+        return x.cand.kw is not None and x.public >= 0
+
+    def near_misses(self, misses: list[Scored], min_score: float) -> list[Scored]:
+        """Which of the live hits not returned count as near-misses (the excluded always do)."""
+        return misses
 
     # ---- stage 3: the order within a group, and whether spare places are filled
 
@@ -223,7 +257,32 @@ class Scorer:
 
 
 class CalibratedScorer(Scorer):
+    """Eligibility before decay (the brief's rule, spec "Docs vs code" 2): min_score judges
+    content × importance × project; age only reorders what qualifies, and by at most
+    ``search.max_decay`` of its score (README "How old memories rank")."""
+
     name: ScoringMode = "calibrated"
+
+    @property
+    def max_decay(self) -> float | None:
+        return self.s.max_decay
+
+    def age_factor(self, recency: float) -> float:
+        return 1.0 - self.s.max_decay * (1.0 - recency)
+
+    def eligibility(self, public: float, qualifying: float, tier: int, mode: SearchMode, content: float) -> float:
+        if tier or (mode == "hybrid" and content == 0):
+            return public
+        return round(qualifying, 6)
+
+    rescues_without_keywords = True
+
+    def rescues(self, x: Scored) -> bool:
+        return x.public > 0
+
+    def near_misses(self, misses: list[Scored], min_score: float) -> list[Scored]:
+        # What failed eligibility; a qualifying memory ranked below the last result is not a miss.
+        return [x for x in misses if x.qualifies < min_score]
 
     def policy(self, *, tokenizer: str, chunk_total: int) -> CandidatePolicy:
         window = min(CANDIDATE_WINDOW, max(CALIBRATED_WINDOW, self.req.max_results))
@@ -304,11 +363,19 @@ class CalibratedScorer(Scorer):
 
 
 class OpenClawScorer(Scorer):
+    """OpenClaw 2026.9.6: the spec's multiplier as is, and min_score tested after it."""
+
     name: ScoringMode = "openclaw"
 
     def __init__(self, settings: SearchSettings, req: SearchRequest, now: datetime) -> None:
         super().__init__(settings, req, now)
         self.lexical: dict[str, float] = {}  # hybrid: a substring-only body hit's rank when content is 0
+
+    def age_factor(self, recency: float) -> float:
+        return recency
+
+    def eligibility(self, public: float, qualifying: float, tier: int, mode: SearchMode, content: float) -> float:
+        return public
 
     def policy(self, *, tokenizer: str, chunk_total: int) -> CandidatePolicy:
         return CandidatePolicy(

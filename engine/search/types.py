@@ -20,11 +20,11 @@ class ScoreBreakdown:
     path_tier: int  # 3 full path, 2 basename, 1 stem, 0 none
     content: float  # 0.7·vector + 0.3·keyword (or (1+content)/2 for exact-path hits)
     age_days: float | None  # None: evergreen (never decays)
-    decay: float
+    decay: float  # what age multiplied the ranking score by (default scoring: 1 − max_decay·(1 − recency))
     importance: int | None
     importance_factor: float
     project_factor: float
-    pre_threshold: float  # content × decay × importance × project
+    pre_threshold: float  # content × decay × importance × project: the score the order ranks by
     mmr_rank: int | None  # position chosen by MMR within its group (1-based)
     passed_threshold: bool
     vector_z: float | None = None  # calibrated scoring: deviations above the workspace background
@@ -33,6 +33,8 @@ class ScoreBreakdown:
     line_cosine: float | None = None  # that line's own cosine
     line_vector: float | None = None  # … calibrated; ``vector`` = 0.3·this + 0.7·the chunk's
     date_match: float | None = None  # calibrated: how the diary's date covers the dates the query names
+    recency: float = 1.0  # the spec's multiplier exp(−ln2/half-life · age); openclaw scoring applies it as is
+    qualifying: float = 0.0  # content × importance × project: what min_score judges in the default scoring
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class SearchHit:
     project_keys: tuple[str, ...] = ()
     status: str = "active"  # "superseded" for a superseded USER.md entry
     legs: tuple[Leg, ...] = ()  # which legs found it
-    note: str | None = None  # why it is a near-miss, or how it got in (keyword rescue)
+    note: str | None = None  # why it is a near-miss, or how it got in (returned when nothing qualified)
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class SearchResponse:
     timings_ms: dict[str, float]
     stale: bool = False
     action: str | None = None
-    threshold_rescue: bool = False  # nothing passed min_score: keyword hits returned at threshold 0
+    threshold_rescue: bool = False  # nothing qualified: the closest hits returned (openclaw: keyword hits only)
     calibration: str | None = None  # how cosine became the vector score, in words
     keyword_probes: tuple[str, ...] = ()  # extracted keywords searched separately
     keyword_probes_skipped: tuple[str, ...] = ()  # extracted keywords too common to probe
@@ -83,6 +85,8 @@ class SearchResponse:
     dates: tuple[str, ...] = ()  # calibrated: the dates the query names, "2023-10-13 (October 13, 2023)"
     dated_diaries: int = 0  # … and how many daily diaries are of those dates (or the 3 days after)
     ages_from_dates: bool = False  # … so a diary's age (decay) is its distance from them, not from now
+    half_life_days: float | None = None  # the decay's half-life; None: decay off
+    max_decay: float | None = None  # default scoring: decay = 1 − max_decay·(1 − recency); None: decay = recency
 
 
 @dataclass(frozen=True)

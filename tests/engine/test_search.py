@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import statistics
 from collections.abc import Iterator
 from dataclasses import replace
@@ -60,18 +61,51 @@ def test_breakdown_adds_up(indexed_engine: MemoryEngine) -> None:
         assert (b.mmr_rank is None) == bool(h.note and h.note.startswith("dropped"))
 
 
-def test_threshold_is_tested_after_decay_and_misses_are_explained(indexed_engine: MemoryEngine) -> None:
+def test_an_old_memory_that_qualifies_stays_and_age_only_lowers_its_rank(indexed_engine: MemoryEngine) -> None:
+    # The seed's rule (spec "Docs vs code" 2): min_score judges the score before decay.
     r = indexed_engine.search("why did the staging deploy fail", record=False)
-    incident = [h for h in (*r.results, *r.near_misses) if h.path == "memory/2026-08-20.md"]
-    assert incident, paths(r.results + r.near_misses)
-    b = incident[0].breakdown
-    assert b.age_days == pytest.approx(77.375) and b.decay < 0.2
-    assert b.content > 0.35  # relevant on its own …
-    assert b.content * b.decay < 0.35 and not b.passed_threshold  # … but 77 days of decay hide it
-    if incident[0] in r.results:  # nothing passed: keyword hits come back at threshold 0 (spec)
-        assert r.threshold_rescue and "below min_score" in (incident[0].note or "")
-    else:
-        assert incident[0].note == "below min_score"
+    incident = next((h for h in r.results if h.path == "memory/2026-08-20.md"), None)
+    assert incident is not None, paths(r.results)
+    b = incident.breakdown
+    assert b.age_days == pytest.approx(77.375)
+    assert b.recency == pytest.approx(math.exp(-math.log(2) / 30 * 77.375), abs=1e-6)  # the spec's multiplier
+    max_decay = indexed_engine.settings.search.max_decay
+    assert r.max_decay == max_decay and r.half_life_days == 30
+    assert b.decay == pytest.approx(1 - max_decay * (1 - b.recency), abs=1e-6)  # … bounded
+    assert b.qualifying == pytest.approx(b.content * b.importance_factor * b.project_factor, abs=1e-5)
+    assert b.recency * b.qualifying < 0.35 <= b.qualifying  # the spec's rule would have thrown it out
+    assert b.passed_threshold and incident.note is None and not r.threshold_rescue
+    assert incident.score == pytest.approx(b.qualifying * b.decay, abs=1e-5) and incident.score < b.qualifying
+    # near-misses are what failed eligibility (or was left out), best first
+    for h in r.near_misses:
+        assert h.breakdown.qualifying < 0.35 or (h.note or "").startswith(("dropped", "untrusted"))
+
+
+def test_openclaw_scoring_tests_the_threshold_after_the_plain_multiplier(indexed_engine: MemoryEngine) -> None:
+    r = indexed_engine.search("why did the staging deploy fail", record=False, scoring="openclaw", max_results=50)
+    assert r.max_decay is None
+    assert all(h.path != "memory/2026-08-20.md" for h in r.results)
+    incident = next(h for h in r.near_misses if h.path == "memory/2026-08-20.md")
+    b = incident.breakdown
+    assert b.decay == pytest.approx(b.recency, abs=1e-6) and b.decay < 0.2  # the spec's multiplier as is
+    assert b.qualifying >= 0.35 > b.pre_threshold and not b.passed_threshold  # … and the threshold after it
+
+
+def test_when_nothing_qualifies_the_closest_memories_are_returned_and_marked(indexed_engine: MemoryEngine) -> None:
+    # A paraphrase with no keyword in common: the answer is found by meaning alone, weakly.
+    r = indexed_engine.search("值班轮换", record=False)
+    assert r.threshold_rescue and r.results
+    assert all(h.breakdown.qualifying < 0.35 and not h.breakdown.passed_threshold for h in r.results)
+    assert all((h.note or "").startswith("returned without passing min_score") for h in r.results)
+    ranked = [h.score for h in r.results]
+    assert len(r.results) == 6 or not r.near_misses
+    assert r.results[0].score == max(ranked)
+    # the same memories, in the same order, as the ranking with the threshold off
+    off = indexed_engine.search("值班轮换", record=False, min_score=0.0)
+    assert [h.chunk_id for h in r.results] == [h.chunk_id for h in off.results]
+    # OpenClaw's rescue is its keyword hits only: with none, nothing comes back
+    oc = indexed_engine.search("值班轮换", record=False, scoring="openclaw", min_score=0.99)
+    assert all("keyword" in h.legs or "path" in h.legs for h in oc.results)
 
 
 def test_invalid_project_annotation_is_dropped_but_explained(indexed_engine: MemoryEngine) -> None:
@@ -296,7 +330,7 @@ def test_near_misses_are_at_most_max_results_and_keep_the_left_out_entries(index
     for n in (1, 3, 6):
         r = indexed_engine.search("Staging credentials rotate", record=False, max_results=n)
         assert len(r.near_misses) <= n
-        scores = [h.breakdown.pre_threshold for h in r.near_misses]
+        scores = [h.breakdown.pre_threshold for h in r.near_misses]  # in the order of the score shown
         assert scores == sorted(scores, reverse=True)
     dropped = [h for h in r.near_misses if h.note == "dropped: invalid project annotation"]
     assert dropped and (dropped[0].path, dropped[0].start_line) == ("MEMORY.md", 11)

@@ -13,7 +13,7 @@ from clawmem.engine.search.dates import REPORT_DAYS
 from clawmem.engine.search.scoring import LINE_WEIGHT
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.tui.cli import common
-from clawmem.tui.score_notes import keyword_note
+from clawmem.tui.score_notes import age_note, keyword_note, qualifies_note
 
 SCORINGS = ("calibrated", "openclaw")
 LINE_FORMULA = f"vector = {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·line"
@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--min-score",
         type=common.number("--min-score", 0.0, 1.0),
         metavar="X",
-        help="threshold after decay and importance, 0-1 (default 0.35)",
+        help="threshold, 0-1 (default 0.35): on the score before decay (--scoring openclaw: after it)",
     )
     common.add_project_option(p)
     p.add_argument(
@@ -118,11 +118,13 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
             "path_tier": b.path_tier,
             "content": b.content,
             "age_days": b.age_days,
+            "recency": b.recency,
             "decay": b.decay,
             "importance": b.importance,
             "importance_factor": b.importance_factor,
             "project_factor": b.project_factor,
             "pre_threshold": b.pre_threshold,
+            "qualifying": b.qualifying,
             "mmr_rank": b.mmr_rank,
             "passed_threshold": b.passed_threshold,
             "line": b.line,
@@ -163,6 +165,8 @@ def response_json(
         "dates": list(r.dates),
         "dated_diaries": r.dated_diaries,
         "ages_from_dates": r.ages_from_dates,
+        "half_life_days": r.half_life_days,
+        "max_decay": r.max_decay,
         "threshold_rescue": r.threshold_rescue,
         "sources": list(sources),
         "warnings": [*r.warnings, *extra_warnings],
@@ -178,10 +182,9 @@ def _f(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def explain_lines(hit: SearchHit, scoring: str, ages_from_dates: bool = False) -> list[str]:
+def explain_lines(hit: SearchHit, response: SearchResponse, min_score: float) -> list[str]:
     b = hit.breakdown
-    since = "from the dates asked" if ages_from_dates else "old"
-    age = "evergreen" if b.age_days is None else f"{b.age_days:.1f} d {since}"
+    scoring = response.scoring
     tier = {3: "full path", 2: "file name", 1: "file stem"}.get(b.path_tier, "none")
     rows = [
         (
@@ -198,7 +201,7 @@ def explain_lines(hit: SearchHit, scoring: str, ages_from_dates: bool = False) -
         ("keyword", f"{_f(b.keyword)}  ({keyword_note(hit, scoring)})"),
         *([("date", f"{_f(b.date_match, 2)}  ({DATE_NOTE})")] if b.date_match is not None else []),
         ("content", f"{_f(b.content)}  = 0.7·vector + 0.3·keyword" + ("  → (1+c)/2 exact path" if b.path_tier else "")),
-        ("decay", f"× {_f(b.decay)}  (age {age})"),
+        ("decay", f"× {_f(b.decay)}  ({age_note(hit, response)})"),
         ("importance", f"× {_f(b.importance_factor, 2)}  (importance {b.importance or '—'})"),
         ("project", f"× {_f(b.project_factor, 2)}"),
         (
@@ -206,10 +209,12 @@ def explain_lines(hit: SearchHit, scoring: str, ages_from_dates: bool = False) -
             f"= {_f(b.pre_threshold)}  → shown {_f(hit.score)}"
             + ("" if b.path_tier == 0 else f"  (path tier: {tier})"),
         ),
+        *([] if b.path_tier else [("threshold", qualifies_note(hit, response, min_score))]),
         (
             "rank",
-            f"MMR #{b.mmr_rank or '—'} · {'passed' if b.passed_threshold else 'below'} threshold"
-            + (f" · {hit.note}" if hit.note else ""),
+            f"MMR #{b.mmr_rank or '—'}"
+            + (f" · {'passed' if b.passed_threshold else 'below'} threshold" if b.path_tier else "")
+            + (f" · {hit.note}" if hit.note and hit.note != "below min_score" else ""),
         ),
         (
             "origin",
@@ -228,14 +233,14 @@ def _one_line(text: str, width: int = 72) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def print_hit(hit: SearchHit, explain: bool, scoring: str, ages_from_dates: bool = False) -> None:
+def print_hit(hit: SearchHit, explain: bool, response: SearchResponse, min_score: float) -> None:
     flag = " [superseded]" if hit.status == "superseded" else ""
     origin = f" [{hit.provenance.origin_class}]" if hit.provenance.origin_class in ("untrusted", "system") else ""
     source = " [session transcript]" if hit.source == "sessions" else ""
     print(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}{source}{flag}{origin}")
     print(hit.snippet.strip())
     if explain:
-        print("\n".join(explain_lines(hit, scoring, ages_from_dates)))
+        print("\n".join(explain_lines(hit, response, min_score)))
     print()
 
 
@@ -283,14 +288,15 @@ def cmd_search(args: argparse.Namespace) -> int:
             for hit in best:
                 print(f"  {hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}  {_one_line(hit.snippet)}")
     elif response.threshold_rescue:
-        print(f"(no hit reached the {threshold} threshold; showing the keyword hits below it instead)")
+        shown = "keyword hits" if response.scoring == "openclaw" else "closest memories"
+        print(f"(nothing qualified at the {threshold} threshold; showing the {shown} below it instead)")
     for hit in response.results:
-        print_hit(hit, args.explain, response.scoring, response.ages_from_dates)
+        print_hit(hit, args.explain, response, threshold)
     if args.explain or args.near_misses:
         if response.near_misses:
             print(f"— near-misses (below {threshold}) —")
             for hit in response.near_misses:
-                print_hit(hit, args.explain, response.scoring, response.ages_from_dates)
+                print_hit(hit, args.explain, response, threshold)
         if args.explain:
             summary = f"mode {response.mode} · scoring {response.scoring} · {response.model}"
             summary += f" · sources {', '.join(sources)}"

@@ -124,18 +124,21 @@ class MemoryGetArgs(ArgModelBase):
 # ----------------------------------------------------------------------------- memory_search
 
 
-def why_sentence(hit: SearchHit, rank: int, *, threshold: float, rescue: bool) -> str:
+def why_sentence(hit: SearchHit, rank: int, r: SearchResponse, *, threshold: float, rescue: bool) -> str:
     """Why the hit ranks where it does, as one sentence read off its breakdown."""
     b = hit.breakdown
     if b.path_tier:
         kind = {3: "the full path", 2: "the file name", 1: "the file stem"}.get(b.path_tier, "the path")
         return f"#{rank}: the query names {kind}, and exact path matches come first."
     parts = [f"#{rank} with {hit.score:.3f}: content {b.content:.3f} (vector {b.vector:.3f}, keyword {b.keyword:.3f})"]
+    if r.max_decay is not None:  # the default scoring: eligibility before decay
+        parts.append(f"qualifies at {b.qualifying:.3f}")
     if b.age_days is None:
         parts.append("no decay (evergreen)")
     elif b.decay < 0.999:
         held = " — decay holds it back" if b.decay < 0.5 else ""
-        parts.append(f"× decay {b.decay:.3f} ({b.age_days:.0f} days old){held}")
+        ranked = f"ranked at {b.pre_threshold:.3f} by age: " if r.max_decay is not None else ""
+        parts.append(f"{ranked}× decay {b.decay:.3f} ({b.age_days:.0f} days old){held}")
     if b.importance_factor != 1.0:
         verb = "lifts" if b.importance_factor > 1 else "lowers"
         parts.append(f"importance {b.importance} {verb} it × {b.importance_factor:.2f}")
@@ -145,14 +148,17 @@ def why_sentence(hit: SearchHit, rank: int, *, threshold: float, rescue: bool) -
     if b.line is not None:
         parts.append(f"best line {b.line}")
     if rescue:
-        parts.append(f"below the {threshold:g} threshold, returned because nothing passed and keywords matched")
+        why = "keywords matched" if "keyword" in hit.legs or r.scoring == "openclaw" else "it is the closest in meaning"
+        parts.append(f"below the {threshold:g} threshold, returned because nothing qualified and {why}")
     elif hit.note:
         parts.append(hit.note)
     legs = ", ".join(hit.legs)
     return "; ".join(parts) + (f"; found by {legs}." if legs else ".")
 
 
-def hit_out(hit: SearchHit, rank: int, *, threshold: float, rescue: bool, explain: bool) -> dict[str, Any]:
+def hit_out(
+    hit: SearchHit, rank: int, r: SearchResponse, *, threshold: float, rescue: bool, explain: bool
+) -> dict[str, Any]:
     b = hit.breakdown
     out: dict[str, Any] = {
         "path": hit.path,
@@ -170,11 +176,12 @@ def hit_out(hit: SearchHit, rank: int, *, threshold: float, rescue: bool, explai
         "breakdown": {
             "vector": round(b.vector, 6),
             "keyword": round(b.keyword, 6),
+            "qualifying": round(b.qualifying, 6),
             "decay": round(b.decay, 6),
             "ageDays": None if b.age_days is None else round(b.age_days, 3),
             "importance": round(b.importance_factor, 6),
             "project": round(b.project_factor, 6),
-            "why": why_sentence(hit, rank, threshold=threshold, rescue=rescue),
+            "why": why_sentence(hit, rank, r, threshold=threshold, rescue=rescue),
         },
         "status": hit.status,
     }
@@ -199,7 +206,7 @@ def search_out(
     r: SearchResponse, sources: tuple[str, ...], extra_warnings: tuple[str, ...], threshold: float, explain: bool
 ) -> tuple[dict[str, Any], str]:
     hits = [
-        hit_out(h, i, threshold=threshold, rescue=r.threshold_rescue, explain=explain)
+        hit_out(h, i, r, threshold=threshold, rescue=r.threshold_rescue, explain=explain)
         for i, h in enumerate(r.results, 1)
     ]
     out: dict[str, Any] = {
@@ -221,7 +228,7 @@ def search_out(
         out["action"] = r.action
     if explain:
         out["nearMisses"] = [
-            hit_out(h, i, threshold=threshold, rescue=False, explain=True) for i, h in enumerate(r.near_misses, 1)
+            hit_out(h, i, r, threshold=threshold, rescue=False, explain=True) for i, h in enumerate(r.near_misses, 1)
         ]
         out["calibration"] = r.calibration
         out["dates"] = list(r.dates)
@@ -234,7 +241,8 @@ def search_out(
     coverage = f"{r.mode}, {r.vector_coverage:.0%} embedded"
     lines = [f"{len(hits)} result{'s' if len(hits) != 1 else ''} for {r.query!r} ({coverage})"]
     if r.threshold_rescue:
-        lines.append(f"(nothing reached {threshold:g}; these are the keyword hits below it)")
+        shown = "keyword hits" if r.scoring == "openclaw" else "closest memories"
+        lines.append(f"(nothing qualified at {threshold:g}; these are the {shown} below it)")
     for h, hit in zip(hits, r.results, strict=True):
         origin = hit.provenance.origin_class
         lines.append(f"{hit.score:.3f} {h['citation']} [{origin}] {_clip(hit.snippet)}")
@@ -374,7 +382,11 @@ class Tools:
             int | None, Field(description="How many results, 1-200 (default 6). More only lengthens the list.")
         ] = None,
         minScore: Annotated[
-            float | None, Field(description="Threshold applied after decay and importance, 0-1 (default 0.35).")
+            float | None,
+            Field(
+                description="Threshold, 0-1 (default 0.35), on the score before time decay: an old memory that "
+                "qualifies stays in the results and age only lowers its rank."
+            ),
         ] = None,
         corpus: Annotated[
             Literal["memory", "sessions", "all"] | None,
@@ -667,8 +679,10 @@ SEARCH_DESC = (
     "Search the agent's long-term memory (MEMORY.md, USER.md, daily diaries memory/YYYY-MM-DD.md, notes; "
     "optionally imported session transcripts) with hybrid keyword + vector search, in Chinese or English. "
     "Returns the best passages with path, startLine/endLine, score, snippet, provenance (originClass: owner, "
-    "agent, system, untrusted) and a compact breakdown (vector, keyword, decay, importance, project factors and "
-    "one sentence on why each ranks where it does). Untrusted memory (web pages, other people) is left out. "
+    "agent, system, untrusted) and a compact breakdown (vector, keyword, qualifying — the score minScore judges, "
+    "before age —, decay, importance, project factors and one sentence on why each ranks where it does). Old "
+    "memories that qualify stay in the results; age only lowers their rank. When nothing qualifies, the closest "
+    "memories are returned and marked (thresholdRescue). Untrusted memory (web pages, other people) is left out. "
     "explain: true adds every score component and the near-misses below the threshold. Read more of a file with "
     "memory_get using the path and startLine. Each search counts as a recall signal for Dreaming (promotion into "
     "MEMORY.md), except on a read-only server."

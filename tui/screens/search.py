@@ -233,7 +233,8 @@ class SearchPane(Pane):
             key = self.clawmem_app.key_for("search.untrusted", "ctrl+t")
             summary.append(f" · {left_out} untrusted left out ({key} includes them)", style="red")
         if response.threshold_rescue:
-            summary.append("  · nothing passed the threshold: keyword hits shown", style="yellow")
+            shown = "keyword hits" if response.scoring == "openclaw" else "the closest memories"
+            summary.append(f"  · nothing qualified: {shown} shown", style="yellow")
         if response.dates:
             asked = ", ".join(d.split(" (")[0] for d in response.dates)
             n = response.dated_diaries

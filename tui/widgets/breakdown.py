@@ -6,7 +6,7 @@ from __future__ import annotations
 from clawmem.engine.search.dates import REPORT_DAYS
 from clawmem.engine.search.scoring import LINE_WEIGHT
 from clawmem.engine.search.types import SearchHit, SearchResponse
-from clawmem.tui.score_notes import keyword_note
+from clawmem.tui.score_notes import age_note, keyword_note, qualifies_note
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -75,15 +75,12 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     if b.path_tier:
         formula += f"  → (1+c)/2 ({TIER.get(b.path_tier, '')})"
     table.add_row("content", bar(b.content, style="blue"), _n(b.content, 2), Text(formula, style="dim"))
-    since = "days from the dates asked" if response.ages_from_dates else "days old"
-    age = "evergreen (never decays)" if b.age_days is None else f"{b.age_days:.1f} {since}, half-life 30"
-    table.add_row("× decay", bar(b.decay, style="yellow"), _n(b.decay, 3), Text(age, style="dim"))
+    table.add_row("× decay", bar(b.decay, style="yellow"), _n(b.decay, 3), Text(age_note(hit, response), style="dim"))
     imp = f"importance {b.importance}" if b.importance else "no importance annotation"
     table.add_row("× importance", Text(""), _n(b.importance_factor, 2), Text(imp, style="dim"))
     proj = ", ".join(hit.project_keys) if hit.project_keys else "untagged"
     table.add_row("× project", Text(""), _n(b.project_factor, 2), Text(proj, style="dim"))
-    verdict = "≥" if b.pre_threshold >= min_score or b.path_tier else "<"
-    shown = f"shown as {hit.score:.3f} (exact path tier first)" if b.path_tier else f"{verdict} min score {min_score}"
+    shown = qualifies_note(hit, response, min_score)
     table.add_row(
         Text("= score", style="bold"),
         bar(b.pre_threshold, style="green"),
