@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: install demo test lint typecheck screenshots record-embeddings bench clean
+.PHONY: install demo test soak lint typecheck screenshots record-embeddings bench clean
 
 $(STAMP): pyproject.toml setup.py
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The fault harness at full length: kill -9 at every write step of each scenario (CI samples 5).
+soak: install
+	CLAWMEM_SOAK=1 $(BIN)/python -m pytest tests/faults -s $(PYTEST_ARGS)
 
 # mypy resolves clawmem.engine through a tree of two symlinks (the editable install's import
 # hook is invisible to it), so the engine is checked under the names it is imported by.

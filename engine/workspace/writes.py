@@ -81,12 +81,30 @@ def encode_text(text: str, *, bom: bool = False, newline: str = "\n") -> bytes:
     return ((BOM if bom else "") + body).encode("utf-8")
 
 
+TEMP_SUFFIX = ".clawmem-tmp"
+
+
+def remove_stale_temps(directory: Path) -> int:
+    """Delete the temp files a killed writer left in ``directory``; returns how many.
+
+    Only call it holding the folder's :func:`directory_lock`: every clawmem writer holds it while
+    its temp file exists, so any temp found then belongs to a process that died mid-write (a
+    ``kill -9`` or a power cut between the temp's creation and its rename).
+    """
+    removed = 0
+    for stale in directory.glob(f".*{TEMP_SUFFIX}"):
+        with contextlib.suppress(OSError):  # gone already, or a read-only folder: the write says so
+            stale.unlink()
+            removed += 1
+    return removed
+
+
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = 0o644
     with contextlib.suppress(FileNotFoundError):
         mode = path.stat().st_mode & 0o777
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".clawmem-tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -122,6 +140,7 @@ def replace_file(path: Path, data: bytes, *, expected_sha256: str | None) -> Wri
         elif expected_sha256 is not None and before != expected_sha256:
             what = "deleted" if before is None else "changed"
             raise ConflictError(f"{path.name} {what} on disk since it was read; nothing was written")
+        remove_stale_temps(path.parent)
         _atomic_write_bytes(path, data)
         after = current_sha256(path)
     if after != sha256_bytes(data):

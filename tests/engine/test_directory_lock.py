@@ -85,3 +85,19 @@ def test_an_append_never_overwrites_a_file_created_after_it_read(
     with pytest.raises(ConflictError, match="created on disk meanwhile"):
         append_text(path, "- mine\n")
     assert path.read_text(encoding="utf-8") == "- written by another program\n"
+
+
+def test_a_write_removes_the_temp_files_a_killed_writer_left(tmp_path: Path) -> None:
+    # A writer killed between creating its temp file and renaming it (tests/faults/test_kill9.py
+    # found these) leaves ".<name>.<random>.clawmem-tmp"; the next write in the folder, holding
+    # the lock every writer holds while its temp exists, removes them.
+    (tmp_path / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+    stale = [tmp_path / ".MEMORY.md.k1ll3d.clawmem-tmp", tmp_path / ".USER.md.0ther.clawmem-tmp"]
+    for s in stale:
+        s.write_bytes(b"half a write")
+    keep = tmp_path / ".hidden-note.md"
+    keep.write_text("mine", encoding="utf-8")
+    replace_file(tmp_path / "MEMORY.md", b"# Memory\n- new\n", expected_sha256=None)
+    assert not any(s.exists() for s in stale)
+    assert keep.read_text(encoding="utf-8") == "mine"  # only clawmem's own temp names are touched
+    assert (tmp_path / "MEMORY.md").read_bytes() == b"# Memory\n- new\n"

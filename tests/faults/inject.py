@@ -1,0 +1,66 @@
+"""Run the real ``clawmem`` CLI and SIGKILL it at its N-th write step (the fault harness's
+process; see test_kill9.py).
+
+A write step is every point where a crash can leave something half-done: an ``os.fsync`` (a
+temp file's bytes, a directory entry), an ``os.replace`` (an atomic publish) and every SQLite
+commit (apsw's commit hook). The process kills itself with SIGKILL just *before* the step runs —
+no handler, no cleanup, as a power cut or ``kill -9`` would. With N = 0 nothing is killed and the
+number of steps is written to ``$CLAWMEM_FAULT_COUNT`` (how the harness enumerates them).
+
+Usage: python -m tests.faults.inject N clawmem-args…
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import apsw
+
+_kill_at = int(sys.argv[1])
+_steps = 0
+
+
+def _step() -> None:
+    global _steps
+    _steps += 1
+    if _steps == _kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+_replace, _fsync = os.replace, os.fsync
+
+
+def _counted_replace(src: object, dst: object, *args: object, **kwargs: object) -> None:
+    _step()
+    _replace(src, dst, *args, **kwargs)  # type: ignore[arg-type]
+
+
+def _counted_fsync(fd: int) -> None:
+    _step()
+    _fsync(fd)
+
+
+class _Connection(apsw.Connection):  # type: ignore[misc]
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.set_commit_hook(_on_commit)
+
+
+def _on_commit() -> bool:
+    _step()
+    return False  # False: let the commit go on
+
+
+os.replace = _counted_replace  # type: ignore[assignment]
+os.fsync = _counted_fsync
+apsw.Connection = _Connection  # type: ignore[misc]
+
+from clawmem.tui.cli import main  # noqa: E402  (after the hooks: the store imports apsw.Connection by name)
+
+code = main(sys.argv[2:])
+if _kill_at == 0 and os.environ.get("CLAWMEM_FAULT_COUNT"):
+    with open(os.environ["CLAWMEM_FAULT_COUNT"], "w", encoding="utf-8") as fh:
+        fh.write(str(_steps))
+sys.exit(code)
