@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -59,8 +60,6 @@ def test_the_newer_memory_on_the_same_subject_ranks_first(recency_engine: Memory
 
 def test_decay_off_lets_relevance_alone_decide(recency_engine: MemoryEngine) -> None:
     # The same cases with decay off: age is what put the newer ones first above (some lose).
-    from dataclasses import replace
-
     s = recency_engine.settings
     off = MemoryEngine(replace(s, search=replace(s.search, decay_enabled=False)))
     try:
