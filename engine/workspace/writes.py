@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from clawmem.engine.errors import ConflictError
+from clawmem.engine.errors import ClawmemError, ConflictError
 from clawmem.engine.workspace.reading import BOM, sha256_bytes
 
 MISSING = "missing"  # expected_sha256 value meaning "the file must not exist yet"
@@ -141,7 +141,10 @@ def replace_file(path: Path, data: bytes, *, expected_sha256: str | None) -> Wri
             what = "deleted" if before is None else "changed"
             raise ConflictError(f"{path.name} {what} on disk since it was read; nothing was written")
         remove_stale_temps(path.parent)
-        _atomic_write_bytes(path, data)
+        try:
+            _atomic_write_bytes(path, data)
+        except OSError as exc:  # a full disk, a read-only folder: the old file is untouched
+            raise ClawmemError(f"cannot write {path.name}: {exc.strerror or exc}; it was not changed") from exc
         after = current_sha256(path)
     if after != sha256_bytes(data):
         raise ConflictError(f"{path.name} changed during the write; check the file")

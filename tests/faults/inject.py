@@ -1,17 +1,21 @@
-"""Run the real ``clawmem`` CLI and SIGKILL it at its N-th write step (the fault harness's
-process; see test_kill9.py).
+"""Run the real ``clawmem`` CLI and fail it at its N-th write step (the fault harness's process;
+see test_kill9.py and test_disk_full.py).
 
 A write step is every point where a crash can leave something half-done: an ``os.fsync`` (a
 temp file's bytes, a directory entry), an ``os.replace`` (an atomic publish) and every SQLite
 commit (apsw's commit hook). The process kills itself with SIGKILL just *before* the step runs —
 no handler, no cleanup, as a power cut or ``kill -9`` would. With N = 0 nothing is killed and the
 number of steps is written to ``$CLAWMEM_FAULT_COUNT`` (how the harness enumerates them).
+With ``$CLAWMEM_FAULT=enospc`` the N-th *fsync* raises ENOSPC instead, as a full disk does when
+the file system allocates the blocks at flush time (no test can fill a real disk portably here:
+the suite runs as root, which ignores permissions, and mounting a small tmpfs needs privileges).
 
 Usage: python -m tests.faults.inject N clawmem-args…
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -19,13 +23,15 @@ import sys
 import apsw
 
 _kill_at = int(sys.argv[1])
+_enospc = os.environ.get("CLAWMEM_FAULT") == "enospc"
 _steps = 0
+_fsyncs = 0
 
 
 def _step() -> None:
     global _steps
     _steps += 1
-    if _steps == _kill_at:
+    if _steps == _kill_at and not _enospc:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -38,7 +44,11 @@ def _counted_replace(src: object, dst: object, *args: object, **kwargs: object) 
 
 
 def _counted_fsync(fd: int) -> None:
+    global _fsyncs
     _step()
+    _fsyncs += 1
+    if _enospc and _fsyncs == _kill_at:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     _fsync(fd)
 
 
@@ -62,5 +72,5 @@ from clawmem.tui.cli import main  # noqa: E402  (after the hooks: the store impo
 code = main(sys.argv[2:])
 if _kill_at == 0 and os.environ.get("CLAWMEM_FAULT_COUNT"):
     with open(os.environ["CLAWMEM_FAULT_COUNT"], "w", encoding="utf-8") as fh:
-        fh.write(str(_steps))
+        fh.write(str(_fsyncs if _enospc else _steps))
 sys.exit(code)

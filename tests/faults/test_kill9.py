@@ -72,8 +72,10 @@ def _with_session(home: Path, ws: Path) -> None:
 
 
 def _with_flushed_session(home: Path, ws: Path) -> None:
+    """The session's line flushed into a diary that holds other lines: forget rewrites that file
+    (a diary holding only the session's lines is deleted, which has no half-written state)."""
     _with_session(home, ws)
-    cli(home, ws, "session", "flush", B, "--text", B_FACT)
+    cli(home, ws, "session", "flush", B, "--text", B_FACT, "--date", "2026-11-04")
 
 
 def _recalled_fact(home: Path, ws: Path) -> None:

@@ -1,0 +1,89 @@
+"""A full disk at every fsync (issue "Nothing lost under faults"): the command fails with one
+line naming the problem and a non-zero exit, never a traceback; every Markdown file keeps its
+old bytes (or, when the disk filled after the rename, its complete new ones), no temp file is
+left behind, the database passes ``PRAGMA integrity_check``, and once there is space the same
+command finishes the work. The full disk is injected at
+the fsync call (tests/faults/inject.py says why a real one is not used)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import apsw
+import pytest
+
+from tests.conftest import FIXTURES
+from tests.faults.test_kill9 import ENV, ROOT, SCENARIOS, Scenario, cli, database, markdown, run_killed
+
+
+def run_full(home: Path, ws: Path, scenario: Scenario, at: int) -> subprocess.CompletedProcess[str]:
+    env = {**ENV, "CLAWMEM_NOW": scenario.now, "CLAWMEM_FAULT": "enospc"}
+    args = [sys.executable, "-m", "tests.faults.inject", str(at), "--home", str(home), "--workspace", str(ws)]
+    return subprocess.run([*args, *scenario.command], env=env, cwd=ROOT, capture_output=True, text=True)
+
+
+# The commands that write Markdown (index --force writes only SQLite, which syncs in C).
+WRITERS = [s for s in SCENARIOS if s.name != "index --force"]
+
+
+@pytest.mark.parametrize("scenario", WRITERS, ids=[s.name for s in WRITERS])
+def test_a_full_disk_at_every_fsync_fails_in_one_line_and_keeps_every_file(scenario: Scenario, tmp_path: Path) -> None:
+    base = tmp_path / "before"
+    shutil.copytree(FIXTURES / "workspace", base / "ws")
+    scenario.prepare(base / "home", base / "ws")
+    before = markdown(base / "ws")
+    ref = tmp_path / "reference"
+    shutil.copytree(base, ref)
+    assert run_killed(ref / "home", ref / "ws", scenario.command, 0, scenario.now) == 0
+    after = markdown(ref / "ws")
+    fsyncs = _count_fsyncs(base, scenario, tmp_path)
+    assert fsyncs > 0
+    failed = 0
+    for n in range(1, fsyncs + 1):
+        run = tmp_path / f"full-{n}"
+        shutil.copytree(base, run)
+        p = run_full(run / "home", run / "ws", scenario, n)
+        if p.returncode != 0:
+            failed += 1
+            assert p.returncode == 1, f"fsync {n}: exit {p.returncode}"
+            lines = p.stderr.strip().splitlines()
+            assert len(lines) == 1 and "Traceback" not in p.stderr, f"fsync {n}: {p.stderr}"
+            assert lines[0].startswith("clawmem: error: cannot write ") and "No space left on device" in lines[0], (
+                lines[0]
+            )
+        now = markdown(run / "ws")
+        for rel, data in now.items():
+            assert data in (before.get(rel), after.get(rel)), f"fsync {n}: {rel} is neither its old nor its new bytes"
+        assert set(now) <= set(before) | set(after), f"fsync {n}: left {set(now) - set(before) - set(after)}"
+        conn = apsw.Connection(str(database(run / "home")))
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)], f"fsync {n}"
+        conn.close()
+        if p.returncode != 0:  # space again: the same command finishes the work
+            cli(run / "home", run / "ws", *scenario.command, now=scenario.now)
+            final = markdown(run / "ws")
+            for rel in scenario.finished or tuple(set(final) | set(after)):
+                assert final.get(rel) == after.get(rel), f"fsync {n}: the re-run did not finish {rel}"
+    assert failed >= 1  # the temp file's own fsync fails: at least that write is refused
+    print(f"\n{scenario.name}: {fsyncs} fsyncs, {failed} failed in one line; last: {lines[0]}")
+
+
+def _count_fsyncs(base: Path, scenario: Scenario, tmp_path: Path) -> int:
+    run = tmp_path / "count"
+    shutil.copytree(base, run)
+    count = tmp_path / "fsync-count"
+    env = {**ENV, "CLAWMEM_NOW": scenario.now, "CLAWMEM_FAULT": "enospc", "CLAWMEM_FAULT_COUNT": str(count)}
+    args = [
+        sys.executable,
+        "-m",
+        "tests.faults.inject",
+        "0",
+        "--home",
+        str(run / "home"),
+        "--workspace",
+        str(run / "ws"),
+    ]
+    assert subprocess.run([*args, *scenario.command], env=env, cwd=ROOT).returncode == 0
+    return int(count.read_text())
