@@ -70,6 +70,14 @@ def _status(settings: Settings, path: str, start: int, end: int, text: str) -> s
     return next((st for line, st in sorted(statuses.items()) if start <= line <= end), "active")
 
 
+def _miss_note(returned: bool, *, keyword: bool) -> str:
+    """Why a hit below min_score is shown: a near-miss, or returned because nothing qualified."""
+    if not returned:
+        return "below min_score"
+    how = "keyword rescue" if keyword else "nothing qualified: closest in meaning"
+    return f"returned without passing min_score ({how})"
+
+
 def run_search(
     conn: apsw.Connection,
     caches: SearchCaches,
@@ -133,18 +141,7 @@ def run_search(
             project_keys=tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip()),
             status=_status(settings, c.path, c.start_line, c.end_line, m.text),
             legs=tuple(sorted(c.legs)),
-            note=excluded
-            or (
-                None
-                if passed
-                else (
-                    "below min_score"
-                    if not returned
-                    else "returned without passing min_score (keyword rescue)"
-                    if c.kw is not None
-                    else "returned without passing min_score (nothing qualified: closest in meaning)"
-                )
-            ),
+            note=excluded or (None if passed else _miss_note(returned, keyword=c.kw is not None)),
         )
 
     results = tuple(to_hit(x, True) for x in chosen.results)

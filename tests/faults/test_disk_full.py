@@ -8,22 +8,13 @@ the fsync call (tests/faults/inject.py says why a real one is not used)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import apsw
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.faults.test_kill9 import ENV, ROOT, SCENARIOS, Scenario, cli, database, markdown, run_killed
-
-
-def run_full(home: Path, ws: Path, scenario: Scenario, at: int) -> subprocess.CompletedProcess[str]:
-    env = {**ENV, "CLAWMEM_NOW": scenario.now, "CLAWMEM_FAULT": "enospc"}
-    args = [sys.executable, "-m", "tests.faults.inject", str(at), "--home", str(home), "--workspace", str(ws)]
-    return subprocess.run([*args, *scenario.command], env=env, cwd=ROOT, capture_output=True, text=True)
-
+from tests.faults.test_kill9 import SCENARIOS, Scenario, cli, database, inject, markdown
 
 # The commands that write Markdown (index --force writes only SQLite, which syncs in C).
 WRITERS = [s for s in SCENARIOS if s.name != "index --force"]
@@ -35,17 +26,21 @@ def test_a_full_disk_at_every_fsync_fails_in_one_line_and_keeps_every_file(scena
     shutil.copytree(FIXTURES / "workspace", base / "ws")
     scenario.prepare(base / "home", base / "ws")
     before = markdown(base / "ws")
-    ref = tmp_path / "reference"
+    ref = tmp_path / "reference"  # the uninterrupted run, counting its fsyncs
     shutil.copytree(base, ref)
-    assert run_killed(ref / "home", ref / "ws", scenario.command, 0, scenario.now) == 0
+    count = tmp_path / "fsyncs"
+    assert (
+        inject(ref / "home", ref / "ws", scenario.command, 0, scenario.now, fault="enospc", count_to=count).returncode
+        == 0
+    )
     after = markdown(ref / "ws")
-    fsyncs = _count_fsyncs(base, scenario, tmp_path)
+    fsyncs = int(count.read_text())
     assert fsyncs > 0
     failed = 0
     for n in range(1, fsyncs + 1):
         run = tmp_path / f"full-{n}"
         shutil.copytree(base, run)
-        p = run_full(run / "home", run / "ws", scenario, n)
+        p = inject(run / "home", run / "ws", scenario.command, n, scenario.now, fault="enospc")
         if p.returncode != 0:
             failed += 1
             assert p.returncode == 1, f"fsync {n}: exit {p.returncode}"
@@ -68,22 +63,3 @@ def test_a_full_disk_at_every_fsync_fails_in_one_line_and_keeps_every_file(scena
                 assert final.get(rel) == after.get(rel), f"fsync {n}: the re-run did not finish {rel}"
     assert failed >= 1  # the temp file's own fsync fails: at least that write is refused
     print(f"\n{scenario.name}: {fsyncs} fsyncs, {failed} failed in one line; last: {lines[0]}")
-
-
-def _count_fsyncs(base: Path, scenario: Scenario, tmp_path: Path) -> int:
-    run = tmp_path / "count"
-    shutil.copytree(base, run)
-    count = tmp_path / "fsync-count"
-    env = {**ENV, "CLAWMEM_NOW": scenario.now, "CLAWMEM_FAULT": "enospc", "CLAWMEM_FAULT_COUNT": str(count)}
-    args = [
-        sys.executable,
-        "-m",
-        "tests.faults.inject",
-        "0",
-        "--home",
-        str(run / "home"),
-        "--workspace",
-        str(run / "ws"),
-    ]
-    assert subprocess.run([*args, *scenario.command], env=env, cwd=ROOT).returncode == 0
-    return int(count.read_text())

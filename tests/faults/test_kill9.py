@@ -102,11 +102,19 @@ def database(home: Path) -> Path:
     return home / "agents" / "main" / "agent" / "clawmem-agent.sqlite"
 
 
+def inject(
+    home: Path, ws: Path, command: list[str], at: int, now: str, *, fault: str = "kill", count_to: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The CLI under tests/faults/inject.py: failed at its ``at``-th step (0: counted into ``count_to``)."""
+    env = {**ENV, "CLAWMEM_NOW": now, "CLAWMEM_FAULT": fault}
+    if count_to:
+        env["CLAWMEM_FAULT_COUNT"] = str(count_to)
+    args = [sys.executable, "-m", "tests.faults.inject", str(at), "--home", str(home), "--workspace", str(ws)]
+    return subprocess.run([*args, *command], env=env, cwd=ROOT, capture_output=True, text=True)
+
+
 def run_killed(home: Path, ws: Path, command: list[str], kill_at: int, now: str, count_to: Path | None = None) -> int:
-    env = {**ENV, "CLAWMEM_NOW": now, **({"CLAWMEM_FAULT_COUNT": str(count_to)} if count_to else {})}
-    args = [sys.executable, "-m", "tests.faults.inject", str(kill_at), "--home", str(home), "--workspace", str(ws)]
-    p = subprocess.run([*args, *command], env=env, cwd=ROOT, capture_output=True, text=True)
-    return p.returncode
+    return inject(home, ws, command, kill_at, now, count_to=count_to).returncode
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])

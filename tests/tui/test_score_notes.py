@@ -23,14 +23,6 @@ def cli_row(hit: SearchHit, response: SearchResponse, label: str = "keyword") ->
     return next(line for line in explain_lines(hit, response, 0.35) if line.split()[0] == label)
 
 
-def panel_keyword_row(hit: SearchHit, response: SearchResponse) -> str:
-    return panel_row(hit, response)
-
-
-def cli_keyword_row(hit: SearchHit, response: SearchResponse) -> str:
-    return cli_row(hit, response)
-
-
 def test_the_keyword_note_says_which_leg_found_a_hit_and_what_its_text_covers(fts_engine: MemoryEngine) -> None:
     """Real hits of a keyword search, re-labelled as the calibrated pipeline labels hits that
     no keyword probe brought (the legs and parts are what the rule reads; no model needed)."""
@@ -44,7 +36,7 @@ def test_the_keyword_note_says_which_leg_found_a_hit_and_what_its_text_covers(ft
     ) -> bool:
         b = replace(hit.breakdown, keyword_raw=raw, keyword=keyword)
         relabelled, asked = replace(hit, legs=legs, breakdown=b), replace(response, scoring=scoring)
-        rows = (panel_keyword_row(relabelled, asked), cli_keyword_row(relabelled, asked))
+        rows = (panel_row(relabelled, asked), cli_row(relabelled, asked))
         return all(row.rstrip().endswith((note, f"({note})")) for row in rows)
 
     assert says("covers 50 % of the query · bm25 -2.76", ("keyword",), 0.5, -2.76)

@@ -254,31 +254,19 @@ class IntentFormModal(ModalScreen[StandingIntent | None]):
             except ValueError:
                 errors.append(f"the cooldown must be a number of hours, got {v.cooldown.strip()!r}")
         expires = v.expires.strip() or None
+        fields = {
+            "max_fires": max_fires,
+            "cooldown_hours": cooldown,
+            "channel": v.channel,
+            "sender": v.sender,
+            "expires": expires,
+            "any_channel": v.any_channel,
+            "any_sender": v.any_sender,
+        }
         try:
-            check = intents.check(
-                v.description,
-                v.keywords,
-                max_fires=max_fires,
-                cooldown_hours=cooldown,
-                channel=v.channel,
-                sender=v.sender,
-                expires=expires,
-                any_channel=v.any_channel,
-                any_sender=v.any_sender,
-            )
-            errors += check.errors
+            errors += intents.check(v.description, v.keywords, **fields).errors
             if errors or not create:
                 return tuple(errors)
-            return intents.create(
-                v.description,
-                v.keywords,
-                max_fires=max_fires,
-                cooldown_hours=cooldown,
-                channel=v.channel,
-                sender=v.sender,
-                expires=expires,
-                any_channel=v.any_channel,
-                any_sender=v.any_sender,
-            )
+            return intents.create(v.description, v.keywords, **fields)
         except IntentValidationError as exc:
             return tuple(exc.errors)
