@@ -20,8 +20,11 @@ install: $(STAMP)
 demo: install
 	$(BIN)/clawmem --demo
 
+# The suite in parallel, one worker per core (pytest-xdist); each test has its own temporary home
+# and workspace, and each worker builds its own indexed templates. The slowest 15 are listed last.
+PYTEST_WORKERS ?= auto
 test: install
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15 $(PYTEST_ARGS)
 
 # The fault harness at full length: kill -9 at every write step of each scenario (CI samples 5).
 soak: install

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from clawmem.engine.status import StatusReport
+
+
+def home_relative(path: str) -> str:
+    """``path`` with the user's home directory shown as ``~`` (as a shell prompt shows it)."""
+    home = str(Path.home())
+    return "~" + path[len(home) :] if path.startswith(home + "/") else path
 
 
 def _bytes(n: int) -> str:
@@ -40,8 +48,8 @@ def status_lines(r: StatusReport) -> list[tuple[str, str]]:
             if r.dirty_files
             else ("yes (embedding pending)" if r.dirty else "no"),
         ),
-        ("Store", r.db_path),
-        ("Workspace", r.workspace),
+        ("Store", home_relative(r.db_path)),
+        ("Workspace", home_relative(r.workspace)),
         ("Dreaming", r.dreaming),
         ("Storage", f"DB {_bytes(r.db_bytes)} · WAL {_bytes(r.wal_bytes)}"),
     ]

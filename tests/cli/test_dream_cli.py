@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from clawmem.tui.cli import main
 
-from tests.engine.test_dreaming import DIARY, DREAM_AT, FACT, QUERIES, write_fact
+from tests.dreaming_fixture import DIARY, DREAM_AT, FACT, QUERIES, write_fact
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

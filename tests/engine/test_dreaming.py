@@ -21,20 +21,11 @@ from clawmem.engine.dreaming.light import run_light
 from clawmem.engine.dreaming.rem import run_rem
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.recall import claim_hash, query_hash, record_search
-from clawmem.engine.search.types import Provenance, ScoreBreakdown, SearchHit
 from clawmem.engine.store import dreaming_rows, recall_rows
 from clawmem.engine.store.recall_rows import RecallRow
 
 from tests.conftest import make_settings
-
-FACT = "The staging database password rotates every Friday at noon."
-DIARY = "memory/2026-11-02.md"
-QUERIES = (
-    ("2026-11-03T10:00:00+00:00", "staging database password"),
-    ("2026-11-04T10:00:00+00:00", "database password rotates"),
-    ("2026-11-05T10:00:00+00:00", "staging password friday noon"),
-)
-DREAM_AT = "2026-11-05T11:00:00+00:00"
+from tests.dreaming_fixture import DIARY, DREAM_AT, FACT, QUERIES, hit, write_fact
 
 
 def base_settings(home: Path, workspace: Path, **dreaming: object) -> Settings:
@@ -48,10 +39,6 @@ def engine_at(settings: Settings, now: str) -> MemoryEngine:
     return MemoryEngine(dataclasses.replace(settings, now=now))
 
 
-def write_fact(workspace: Path, rel: str = DIARY, fact: str = FACT) -> None:
-    (workspace / rel).write_text(f"- {fact}\n", encoding="utf-8")
-
-
 def recall_three_days(
     settings: Settings, queries: tuple[tuple[str, str], ...] = QUERIES, *, include_untrusted: bool = False
 ) -> None:
@@ -59,11 +46,6 @@ def recall_three_days(
         with engine_at(settings, now) as e:
             results = e.search(query, include_untrusted=include_untrusted).results
             assert any(h.path == DIARY for h in results), query
-
-
-def hit(path: str, snippet: str, score: float, origin: str = "agent", session_kind: str = "unknown") -> SearchHit:
-    breakdown = ScoreBreakdown(None, 0.0, None, score, 0, score, None, 1.0, None, 1.0, 1.0, score, 1, True)
-    return SearchHit("c1", path, 1, 1, score, snippet, "memory", Provenance(origin, session_kind, None), breakdown)
 
 
 def row(**changes: object) -> RecallRow:

@@ -38,7 +38,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import copy_fixture, make_settings
-from tests.engine.test_dreaming import DREAM_AT, hit
+from tests.dreaming_fixture import DREAM_AT, hit
 
 FACTS = {
     "memory/2026-11-01.md": "The backup job for the billing database runs at 02:30 UTC. <!-- supersedes: backup-time -->",

@@ -21,7 +21,7 @@ from clawmem.engine.store import sessions_rows as srows
 from clawmem.engine.store.dreaming_rows import PreimageRow
 
 from tests.conftest import make_settings
-from tests.session_fixture import A_FACT, AFTER, B_FACT, CRON, DREAM_AT, HZ, LINGYIN, RECALLS, A, B
+from tests.session_fixture import A_FACT, AFTER, B_FACT, CRON, HZ, LINGYIN, A, B, scenario
 
 
 def at(settings: object, now: str) -> MemoryEngine:
@@ -44,23 +44,6 @@ def db_dump(e: MemoryEngine) -> dict[str, str]:
         rows = sorted(repr(r) for r in conn.execute(f'SELECT * FROM "{t}"'))
         out[t] = hashlib.sha256("\n".join(rows).encode()).hexdigest()
     return out
-
-
-def scenario(home: Path, workspace: Path, *, a_fact_date: str = "2026-10-30"):  # type: ignore[no-untyped-def]
-    """Import both sessions with notes, flush a fact of each, recall B's on three days, dream and apply."""
-    settings = make_settings(home, workspace, embedding={"provider": "none"})
-    with at(settings, AFTER) as e:
-        e.sessions.import_file(HZ, note=True)
-        e.sessions.import_file(LINGYIN, note=True)
-        e.sessions.flush(B, B_FACT, date="2026-10-31")
-        e.sessions.flush(A, A_FACT, date=a_fact_date)
-    for now, query in RECALLS:
-        with at(settings, now) as e:
-            assert any("2026-10-31" in h.path for h in e.search(query).results), query
-    with at(settings, DREAM_AT) as e:
-        run = e.dreaming.run(apply=True)
-        assert run.applied is not None and run.applied.applied, run
-    return settings
 
 
 # ------------------------------------------------------------------------------------- the scenario

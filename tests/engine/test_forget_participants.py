@@ -20,7 +20,7 @@ from clawmem.engine.store import dreaming_rows, index_rows, recall_rows
 from clawmem.engine.store import sessions_rows as srows
 from clawmem.engine.store.dreaming_rows import PreimageRow, ProposalRow
 
-from tests.session_fixture import B_FACT, LINGYIN, A, B
+from tests.session_fixture import AFTER, B_FACT, LINGYIN, A, B, scenario
 
 SNIPPET = trust.normalize(B_FACT)  # "Lingyin Temple tickets are booked for Saturday at 9:00, two adults."
 
@@ -292,9 +292,6 @@ def test_a_file_changed_since_it_was_read_is_refused(fts_engine: MemoryEngine, w
 def test_index_plans_the_chunks_holding_the_snippet_deletes_them_and_then_finds_none(
     home: Path, workspace: Path
 ) -> None:
-    from tests.engine.test_forget import scenario
-    from tests.session_fixture import AFTER
-
     settings = scenario(home, workspace)
     with MemoryEngine(dataclasses.replace(settings, now=AFTER)) as e:
         conn = e.store.conn()

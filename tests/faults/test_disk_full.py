@@ -14,7 +14,7 @@ import apsw
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.faults.test_kill9 import SCENARIOS, Scenario, cli, database, inject, markdown
+from tests.faults.scenarios import SCENARIOS, Scenario, cli, database, inject, markdown
 
 # The commands that write Markdown (index --force writes only SQLite, which syncs in C).
 WRITERS = [s for s in SCENARIOS if s.name != "index --force"]

@@ -9,7 +9,6 @@ under Pilot, the server is a real ``clawmem mcp`` subprocess driven by the SDK's
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from clawmem.engine.config import load_settings
@@ -18,23 +17,14 @@ from clawmem.tui.app import ClawmemApp
 from clawmem.tui.screens.memory import MemoryPane
 from clawmem.tui.screens.search import SearchPane
 from clawmem.tui.settle import settle
-from textual.pilot import Pilot
 
 from tests.mcp.conftest import TODAY, keyword_home, stdio_client, structured
+from tests.tui.waits import wait_for
 
 LINE = "- The front desk confirmed a late checkout until 14:00 on Sunday."
 # The app within two seconds is the target (measured, bench/RESULTS.md); the bound here
 # only keeps a loaded CI machine from failing a test about behaviour, not speed.
 BOUND_S = 15.0
-
-
-async def _wait_for(pilot: Pilot[object], condition: Callable[[], bool], timeout: float = BOUND_S) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await pilot.pause(0.05)
-    return condition()
 
 
 async def test_an_agents_append_shows_up_in_the_open_app_and_its_search(home: Path, workspace: Path) -> None:
@@ -54,7 +44,7 @@ async def test_an_agents_append_shows_up_in_the_open_app_and_its_search(home: Pa
                 out = structured(await client.call_tool("memory_append", {"text": LINE}))
                 assert out["path"] == rel
                 t0 = time.monotonic()
-                assert await _wait_for(pilot, lambda: rel in memory.files), memory.files
+                assert await wait_for(pilot, lambda: rel in memory.files, timeout=BOUND_S), memory.files
                 print(f"shown in the app {time.monotonic() - t0:.2f} s after the append returned")
 
                 await pilot.press("3")  # the Search pane, as a person would
@@ -66,7 +56,7 @@ async def test_an_agents_append_shows_up_in_the_open_app_and_its_search(home: Pa
                     r = pane.response
                     return r is not None and any(h.path == rel and "late checkout" in h.snippet for h in r.results)
 
-                assert await _wait_for(pilot, found)
+                assert await wait_for(pilot, found, timeout=BOUND_S)
                 # the server, still running beside the app, searches the same line
                 hits = structured(await client.call_tool("memory_search", {"query": "late checkout"}))["results"]
                 assert any(h["path"] == rel for h in hits)

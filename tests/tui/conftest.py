@@ -1,32 +1,33 @@
-"""Deterministic TUI fixtures: a pre-indexed copy of a fixture workspace at a fixed path.
+"""Deterministic TUI fixtures: every test opens the app on its own copy of a pre-indexed workspace.
 
 Snapshots are reproducible because the clock is fixed (CLAWMEM_NOW), the terminal sizes are
 fixed, cursor blink, animations, timings and the file watcher are off (config, like posting's
-test config), and each test's workspace lives at the same path on every run. Indexing with the
-real model happens once per session per fixture; tests get a copy (mtimes preserved). The
-vectors are the real model's, replayed from a recording (tests/tui/recorded_embeddings.py says
-why: the last digits of llama.cpp's vectors depend on the CPU, the snapshots must not).
+test config), and every test has its own HOME (``user_home``) holding ``home/`` and
+``workspace/``: the app shows paths under HOME as ``~/…``, so a snapshot does not depend on where
+pytest (or an xdist worker) puts the test's temporary directory, and no two tests or test
+sessions share a path. Indexing with the real model happens once per worker per fixture; tests
+get a copy (mtimes preserved). The vectors are the real model's, replayed from a recording
+(tests/tui/recorded_embeddings.py says why: the last digits of llama.cpp's vectors depend on the
+CPU, the snapshots must not).
 """
 
 from __future__ import annotations
 
-import fcntl
-import re
 import shutil
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from clawmem.engine.config import load_settings
+from clawmem.engine.config import Settings, load_settings
 from clawmem.engine.embed import select
 from clawmem.engine.facade import MemoryEngine
 from clawmem.tui.app import ClawmemApp
 
 from tests.conftest import FIXTURES
 from tests.tui.recorded_embeddings import FRESH, RECORD, RecordedProvider, Recording
+from tests.tui.states import build_state, fixed_session_uuids, fixed_uuids, intent_history, recall_history
 
-SNAP_ROOT = Path("/tmp/clawmem-tui-tests")
 TEST_CONFIG = """
 [tui]
 show_timings = false
@@ -36,24 +37,10 @@ watch = false
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _one_session_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
-    """The workspaces live at fixed paths (the snapshots show them), so two test sessions on one
-    machine would delete each other's: an edit then lands in the other session's copy and its
-    watcher never sees it. A second session waits for the first (an exclusive lock)."""
-    SNAP_ROOT.parent.mkdir(parents=True, exist_ok=True)
-    with open(SNAP_ROOT.parent / f"{SNAP_ROOT.name}.lock", "w") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
-                print(f"\nanother test session is using {SNAP_ROOT}: waiting for it to finish…", flush=True)
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _recording() -> Iterator[Recording]:
+def _recording(worker_id: str) -> Iterator[Recording]:
     """Every provider the TUI tests load answers from the recording of the real model."""
+    if RECORD and worker_id != "master":
+        pytest.exit("recording embeddings needs one process: run it without -n (make record-embeddings)", 2)
     recording = Recording()
     load = select._load
     with pytest.MonkeyPatch.context() as mp:
@@ -95,56 +82,130 @@ def indexed_templates(default_model_path: Path, tmp_path_factory: pytest.TempPat
 
 
 @pytest.fixture
-def make_app(
-    request: pytest.FixtureRequest, indexed_templates: Callable[[str], Path], worker_id: str = "master"
-) -> Iterator[Callable[..., ClawmemApp]]:
-    engines: list[MemoryEngine] = []
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
+def user_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's HOME, which holds its clawmem ``home/`` and its ``workspace/``."""
+    user = tmp_path / "user"
+    user.mkdir()
+    monkeypatch.setenv("HOME", str(user))
+    return user
 
-    def make(fixture: str = "workspace", *, watch: bool | None = None, config: str = "") -> ClawmemApp:
-        """``config`` is appended to the test config.toml (e.g. a ``[tui.keymap]`` table)."""
-        base = SNAP_ROOT / name
-        shutil.rmtree(base, ignore_errors=True)
-        shutil.copytree(indexed_templates(fixture), base)
+
+@pytest.fixture
+def fresh_settings(user_home: Path, indexed_templates: Callable[[str], Path]) -> Callable[..., Settings]:
+    """Settings on a fresh copy of an indexed fixture in this test's HOME (a second call starts over).
+    ``config`` is appended to the test config.toml (e.g. a ``[tui.keymap]`` table)."""
+
+    def make(fixture: str = "workspace", *, config: str = "", overrides: dict[str, object] | None = None) -> Settings:
+        for part in ("home", "workspace"):
+            shutil.rmtree(user_home / part, ignore_errors=True)
+        shutil.copytree(indexed_templates(fixture), user_home, dirs_exist_ok=True)
         if config:
-            with (base / "home" / "config.toml").open("a", encoding="utf-8") as f:
+            with (user_home / "home" / "config.toml").open("a", encoding="utf-8") as f:
                 f.write("\n" + config)
-        engine = MemoryEngine(load_settings(home=base / "home", workspace=base / "workspace"))
-        engines.append(engine)
-        return ClawmemApp(engine, watch=watch, background_index=False)
+        return load_settings(home=user_home / "home", workspace=user_home / "workspace", overrides=overrides)
 
-    yield make
+    return make
+
+
+@pytest.fixture
+def open_engines() -> Iterator[list[MemoryEngine]]:
+    """The engines a test's apps run on, closed when it ends."""
+    engines: list[MemoryEngine] = []
+    yield engines
     for engine in engines:
         engine.close()
 
 
+def _app(engines: list[MemoryEngine], settings: Settings, *, watch: bool | None = False) -> ClawmemApp:
+    engine = MemoryEngine(settings)
+    engines.append(engine)
+    return ClawmemApp(engine, watch=watch, background_index=False)
+
+
+@pytest.fixture
+def make_app(fresh_settings: Callable[..., Settings], open_engines: list[MemoryEngine]) -> Callable[..., ClawmemApp]:
+    def make(fixture: str = "workspace", *, watch: bool | None = None, config: str = "") -> ClawmemApp:
+        return _app(open_engines, fresh_settings(fixture, config=config), watch=watch)
+
+    return make
+
+
+@pytest.fixture
+def session_app(
+    fresh_settings: Callable[..., Settings], open_engines: list[MemoryEngine], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., ClawmemApp]:
+    """Like ``make_app``, with sessions imported (and B's fact promoted) before the app is built
+    (``state``: "promoted", "imported" or "empty"; tests/tui/states.py)."""
+    fixed_session_uuids(monkeypatch)
+
+    def make(*, state: str = "promoted") -> ClawmemApp:
+        settings = fresh_settings()
+        if state != "empty":
+            build_state(settings, promote=state == "promoted")
+        app = _app(open_engines, settings)
+        if state == "promoted":
+            app.engine.sync()  # embed the new notes' chunks, so the plan's vector rows are real
+        return app
+
+    return make
+
+
+@pytest.fixture
+def dream_app(
+    fresh_settings: Callable[..., Settings], open_engines: list[MemoryEngine], monkeypatch: pytest.MonkeyPatch
+) -> Callable[..., ClawmemApp]:
+    """Like ``make_app``, with recall signals recorded on earlier days before the app is built;
+    keyword arguments override the ``[dreaming]`` settings."""
+    fixed_uuids(monkeypatch)
+
+    def make(**dreaming: object) -> ClawmemApp:
+        settings = fresh_settings(overrides={"dreaming": dict(dreaming)} if dreaming else None)
+        recall_history(settings)
+        return _app(open_engines, settings)
+
+    return make
+
+
+@pytest.fixture
+def intents_app(
+    fresh_settings: Callable[..., Settings], open_engines: list[MemoryEngine], monkeypatch: pytest.MonkeyPatch
+) -> Callable[[], tuple[ClawmemApp, dict[str, str]]]:
+    """Like ``make_app``, with intents in every state and jobs with runs made before the app is
+    built; returns the app and the intents' ids by name (tests/tui/states.py)."""
+    fixed_uuids(monkeypatch)
+
+    def make() -> tuple[ClawmemApp, dict[str, str]]:
+        settings = fresh_settings()
+        ids = intent_history(settings)
+        return _app(open_engines, settings), ids
+
+    return make
+
+
 @pytest.fixture
 def make_unindexed_app(
-    request: pytest.FixtureRequest, default_model_path: Path, _recording: Recording
+    user_home: Path, default_model_path: Path, _recording: Recording
 ) -> Iterator[Callable[..., ClawmemApp]]:
     """An app on a workspace written from ``files`` (rel → text) and not indexed yet: the app
     indexes and embeds it in the background as it does for a person opening a new workspace,
     with the model running live (these tests need its real pace; they draw no scores)."""
     _recording.live = True
-    request.addfinalizer(lambda: setattr(_recording, "live", False))
     apps: list[ClawmemApp] = []
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
 
     def make(files: dict[str, str], *, watch: bool = True) -> ClawmemApp:
-        base = SNAP_ROOT / name
-        shutil.rmtree(base, ignore_errors=True)
         for rel, text in files.items():
-            path = base / "workspace" / rel
+            path = user_home / "workspace" / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-        (base / "home").mkdir(parents=True)
-        (base / "home" / "config.toml").write_text(TEST_CONFIG, encoding="utf-8")
-        engine = MemoryEngine(load_settings(home=base / "home", workspace=base / "workspace"))
+        (user_home / "home").mkdir(parents=True)
+        (user_home / "home" / "config.toml").write_text(TEST_CONFIG, encoding="utf-8")
+        engine = MemoryEngine(load_settings(home=user_home / "home", workspace=user_home / "workspace"))
         app = ClawmemApp(engine, watch=watch, background_index=True)
         apps.append(app)
         return app
 
     yield make
+    _recording.live = False
     for app in apps:
         # A thread worker outlives the app: let it stop before its database is closed.
         app.cancel_indexing()

@@ -5,47 +5,16 @@ test_snapshots_dreams.py for how they are recorded)."""
 from __future__ import annotations
 
 import io
-import re
-import shutil
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
-import pytest
-from clawmem.engine.config import load_settings
-from clawmem.engine.facade import MemoryEngine
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.reason import ReasonModal
 from clawmem.tui.screens.dreams import DreamsPane
 from rich.console import Console
 from textual.widgets import Input, Markdown, Static
 
-from tests.tui.conftest import SNAP_ROOT
-from tests.tui.test_flows import settle, wait_for
-from tests.tui.test_snapshots_dreams import FACT, FACT_PATH, SHORT_PATH, fixed_uuids, recall_history
-
-
-@pytest.fixture
-def recalled_app(
-    request: pytest.FixtureRequest, indexed_templates: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Callable[..., ClawmemApp]]:
-    fixed_uuids(monkeypatch)
-    engines: list[MemoryEngine] = []
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
-
-    def make(**dreaming: object) -> ClawmemApp:
-        base = SNAP_ROOT / name
-        shutil.rmtree(base, ignore_errors=True)
-        shutil.copytree(indexed_templates("workspace"), base)
-        overrides = {"dreaming": dict(dreaming)} if dreaming else None
-        settings = load_settings(home=base / "home", workspace=base / "workspace", overrides=overrides)
-        recall_history(settings)
-        engine = MemoryEngine(settings)
-        engines.append(engine)
-        return ClawmemApp(engine, watch=False, background_index=False)
-
-    yield make
-    for engine in engines:
-        engine.close()
+from tests.tui.states import FACT, FACT_PATH, SHORT_PATH
+from tests.tui.waits import settle, wait_for
 
 
 def pane(app: ClawmemApp) -> DreamsPane:
@@ -59,8 +28,8 @@ def shown(app: ClawmemApp, selector: str) -> str:
     return console.export_text()
 
 
-async def test_run_approve_and_revert_round_trip(recalled_app: Callable[..., ClawmemApp]) -> None:
-    app = recalled_app()
+async def test_run_approve_and_revert_round_trip(dream_app: Callable[..., ClawmemApp]) -> None:
+    app = dream_app()
     memory = app.engine.workspace / "MEMORY.md"
     original = memory.read_bytes()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -85,7 +54,7 @@ async def test_run_approve_and_revert_round_trip(recalled_app: Callable[..., Cla
 
         await pilot.press("a")
         assert await wait_for(pilot, lambda: FACT in memory.read_text(encoding="utf-8"), timeout=10)
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert app.engine.dreaming.proposal(pending.id).status == "applied"
         assert [h.status for h in dreams.data.history] == ["applied"]  # type: ignore[union-attr]
 
@@ -93,13 +62,13 @@ async def test_run_approve_and_revert_round_trip(recalled_app: Callable[..., Cla
         await settle(pilot)
         await pilot.press("y")
         assert await wait_for(pilot, lambda: memory.read_bytes() == original, timeout=10)
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert [h.status for h in dreams.data.history] == ["reverted"]  # type: ignore[union-attr]
         assert app.is_running
 
 
-async def test_reject_asks_for_a_reason_and_escape_rejects_nothing(recalled_app: Callable[..., ClawmemApp]) -> None:
-    app = recalled_app()
+async def test_reject_asks_for_a_reason_and_escape_rejects_nothing(dream_app: Callable[..., ClawmemApp]) -> None:
+    app = dream_app()
     proposal = app.engine.dreaming.run().proposal
     assert proposal is not None
     async with app.run_test(size=(160, 45)) as pilot:
@@ -123,8 +92,8 @@ async def test_reject_asks_for_a_reason_and_escape_rejects_nothing(recalled_app:
         assert pane(app).check_action("approve", ()) is None  # a rejected proposal cannot be approved
 
 
-async def test_a_stale_proposal_is_refused_and_nothing_is_lost(recalled_app: Callable[..., ClawmemApp]) -> None:
-    app = recalled_app()
+async def test_a_stale_proposal_is_refused_and_nothing_is_lost(dream_app: Callable[..., ClawmemApp]) -> None:
+    app = dream_app()
     proposal = app.engine.dreaming.run().proposal
     assert proposal is not None
     memory = app.engine.workspace / "MEMORY.md"
@@ -133,7 +102,7 @@ async def test_a_stale_proposal_is_refused_and_nothing_is_lost(recalled_app: Cal
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("6")
-        await settle(pilot, 0.5)
+        await settle(pilot)
         # The queue checks the base hash when it lists: the proposal is already shown stale, with why
         # and how to regenerate it, instead of "pending" with a diff against a MEMORY.md that is gone.
         assert app.engine.dreaming.proposal(proposal.id).status == "stale"
@@ -142,13 +111,13 @@ async def test_a_stale_proposal_is_refused_and_nothing_is_lost(recalled_app: Cal
         assert "stale: MEMORY.md changed since the proposal was made" in detail and "clawmem dream" in detail
         assert "a = MEMORY.md when proposed" in detail and "a = now" not in detail
         await pilot.press("a")  # approving a stale proposal is not offered: nothing happens, no crash
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert app.is_running and memory.read_bytes() == edited
         assert app.engine.dreaming.history() == ()
 
 
-async def test_refused_revert_keeps_the_edit_and_shows_three_texts(recalled_app: Callable[..., ClawmemApp]) -> None:
-    app = recalled_app()
+async def test_refused_revert_keeps_the_edit_and_shows_three_texts(dream_app: Callable[..., ClawmemApp]) -> None:
+    app = dream_app()
     proposal = app.engine.dreaming.run().proposal
     assert proposal is not None and app.engine.dreaming.approve(proposal.id).applied
     memory = app.engine.workspace / "MEMORY.md"
@@ -160,7 +129,7 @@ async def test_refused_revert_keeps_the_edit_and_shows_three_texts(recalled_app:
         await pilot.press("6", "h", "R")
         await settle(pilot)
         await pilot.press("y")
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert memory.read_bytes() == edited
         refused = pane(app).refused[proposal.id]
         assert refused.rewrite_text == rewrite and refused.current_text == edited.decode()
@@ -169,8 +138,8 @@ async def test_refused_revert_keeps_the_edit_and_shows_three_texts(recalled_app:
         assert app.query_one("#dreams-revert-texts").display
 
 
-async def test_candidates_move_with_j_and_k_and_explain_follows(recalled_app: Callable[..., ClawmemApp]) -> None:
-    app = recalled_app()
+async def test_candidates_move_with_j_and_k_and_explain_follows(dream_app: Callable[..., ClawmemApp]) -> None:
+    app = dream_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("6", "c")

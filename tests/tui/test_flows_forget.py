@@ -18,8 +18,8 @@ from clawmem.tui.screens.sessions import SessionsPane
 from rich.console import Console
 from textual.widgets import Digits, Input, SelectionList, Static
 
-from tests.tui.test_flows import settle, wait_for
-from tests.tui.test_snapshots_sessions import B_FACT, HZ, A, B, session_app  # noqa: F401 (a fixture)
+from tests.session_fixture import B_FACT, HZ, A, B
+from tests.tui.waits import settle, wait_for
 
 
 def shown(widget: Static, width: int = 200) -> str:
@@ -30,7 +30,7 @@ def shown(widget: Static, width: int = 200) -> str:
 
 
 async def test_pick_preview_confirm_and_nothing_of_the_session_is_left(
-    session_app: Callable[..., ClawmemApp],  # noqa: F811
+    session_app: Callable[..., ClawmemApp],
 ) -> None:
     app = session_app()
     e = app.engine
@@ -60,7 +60,7 @@ async def test_pick_preview_confirm_and_nothing_of_the_session_is_left(
         assert "2 memory entries" in body and "cannot be undone" in body
         await pilot.press("y")
         assert await wait_for(pilot, lambda: pane.result is not None, timeout=15.0)
-        await settle(pilot, 0.5)
+        await settle(pilot)
         result = pane.result
         assert result is not None and result.tombstoned == (B,) and result.residual_count == 0
         assert app.query_one("#forget-residual-digits", Digits).value == "0"
@@ -77,7 +77,7 @@ async def test_pick_preview_confirm_and_nothing_of_the_session_is_left(
 
 
 async def test_a_stale_preview_is_refused_then_a_purge_lists_what_user_md_keeps(
-    session_app: Callable[..., ClawmemApp],  # noqa: F811
+    session_app: Callable[..., ClawmemApp],
 ) -> None:
     app = session_app()
     e = app.engine
@@ -111,7 +111,7 @@ async def test_a_stale_preview_is_refused_then_a_purge_lists_what_user_md_keeps(
         assert "The transcripts are kept" not in shown(app.screen.query_one("#confirm-body", Static))
         await pilot.press("y")
         assert await wait_for(pilot, lambda: pane.result is not None, timeout=15.0)
-        await settle(pilot, 0.5)
+        await settle(pilot)
         result = pane.result
         assert result is not None and result.residual_count == 1 and srows.tombstone(e.store.conn(), B) is not None
         hit = result.residual[0]
@@ -129,7 +129,7 @@ async def test_a_stale_preview_is_refused_then_a_purge_lists_what_user_md_keeps(
 
 
 async def test_import_dialog_shows_the_error_then_imports_and_writes_the_note(
-    session_app: Callable[..., ClawmemApp],  # noqa: F811 (the fixture imported above)
+    session_app: Callable[..., ClawmemApp],
     tmp_path: Path,
 ) -> None:
     app = session_app(state="empty")

@@ -4,14 +4,7 @@ confirmation, filter by state, a dry-run simulation that changes nothing, and th
 from __future__ import annotations
 
 import io
-import re
-import shutil
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
-import pytest
-from clawmem.engine.config import load_settings
-from clawmem.engine.facade import MemoryEngine
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.confirm import ConfirmModal
 from clawmem.tui.modals.intent_form import IntentFormModal, field_for
@@ -19,31 +12,8 @@ from clawmem.tui.screens.intents import IntentsPane, IntentsTable
 from rich.console import Console
 from textual.widgets import Input, Select, Static
 
-from tests.tui.conftest import SNAP_ROOT
-from tests.tui.test_flows import settle, wait_for
-from tests.tui.test_snapshots_intents import HANGZHOU, intent_history
-
-
-@pytest.fixture
-def history_app(
-    request: pytest.FixtureRequest, indexed_templates: Callable[[str], Path]
-) -> Iterator[Callable[..., tuple[ClawmemApp, dict[str, str]]]]:
-    engines: list[MemoryEngine] = []
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name)
-
-    def make() -> tuple[ClawmemApp, dict[str, str]]:
-        base = SNAP_ROOT / name
-        shutil.rmtree(base, ignore_errors=True)
-        shutil.copytree(indexed_templates("workspace"), base)
-        settings = load_settings(home=base / "home", workspace=base / "workspace")
-        ids = intent_history(settings)
-        engine = MemoryEngine(settings)
-        engines.append(engine)
-        return ClawmemApp(engine, watch=False, background_index=False), ids
-
-    yield make
-    for engine in engines:
-        engine.close()
+from tests.tui.states import HANGZHOU
+from tests.tui.waits import settle, wait_for
 
 
 def pane(app: ClawmemApp) -> IntentsPane:
@@ -67,8 +37,8 @@ async def select_intent(pilot, app: ClawmemApp, intent_id: str) -> None:  # type
     await settle(pilot)
 
 
-async def test_create_through_the_form_checks_first(history_app) -> None:  # type: ignore[no-untyped-def]
-    app, _ = history_app()
+async def test_create_through_the_form_checks_first(intents_app) -> None:  # type: ignore[no-untyped-def]
+    app, _ = intents_app()
     before = len(app.engine.intents.list())
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -83,7 +53,7 @@ async def test_create_through_the_form_checks_first(history_app) -> None:  # typ
         assert isinstance(form, IntentFormModal)
         form.query_one("#intent-form-description", Input).value = "提醒确认杭州酒店的退房时间"
         await pilot.press("enter")  # keywords, channel and sender are missing
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert isinstance(app.screen, IntentFormModal) and len(app.engine.intents.list()) == before
         assert "give at least one keyword" in shown(app, "#intent-form-keywords-error")
         assert "needs a channel and a sender" in shown(app, "#intent-form-sender-error")
@@ -93,18 +63,18 @@ async def test_create_through_the_form_checks_first(history_app) -> None:  # typ
         form.query_one("#intent-form-keywords", Input).value = "退房; checkout"
         form.query_one("#intent-form-channel", Input).value = "Telegram "
         form.query_one("#intent-form-sender", Input).value = "alice"
-        await settle(pilot, 0.6)  # after a failed submit the fields are re-checked as they change
+        await settle(pilot)  # after a failed submit the fields are re-checked as they change
         assert not form.query_one("#intent-form-keywords-error").display
         assert not form.query_one("#intent-form-sender-error").display
         form.query_one("#intent-form-max-fires", Input).value = "99999999999999999999999"
         await pilot.press("enter")  # far beyond the range: a message under the field, no crash
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert isinstance(app.screen, IntentFormModal) and len(app.engine.intents.list()) == before
         assert "from 1 to 10,000" in shown(app, "#intent-form-max-fires-error")
         form.query_one("#intent-form-max-fires", Input).value = "2"
         form.query_one("#intent-form-cooldown", Input).value = "12"
         await pilot.press("enter")
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert not isinstance(app.screen, IntentFormModal)
         created = [i for i in app.engine.intents.list() if i.description == "提醒确认杭州酒店的退房时间"]
         assert len(created) == 1
@@ -115,8 +85,8 @@ async def test_create_through_the_form_checks_first(history_app) -> None:  # typ
         assert pane(app).intent_id == intent.id  # the new row is selected
 
 
-async def test_cancel_asks_and_keeps_the_row(history_app) -> None:  # type: ignore[no-untyped-def]
-    app, ids = history_app()
+async def test_cancel_asks_and_keeps_the_row(intents_app) -> None:  # type: ignore[no-untyped-def]
+    app, ids = intents_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("7")
@@ -131,7 +101,7 @@ async def test_cancel_asks_and_keeps_the_row(history_app) -> None:  # type: igno
         await pilot.press("x")
         await settle(pilot)
         await pilot.press("y")
-        await settle(pilot, 0.5)
+        await settle(pilot)
         assert app.engine.intents.get(ids["armed"]).status == "cancelled"
         assert ids["armed"] in table_keys(app, "#intents-table")  # the row stays, cancelled
 
@@ -142,8 +112,8 @@ async def test_cancel_asks_and_keeps_the_row(history_app) -> None:  # type: igno
         assert not isinstance(app.screen, ConfirmModal) and app.is_running
 
 
-async def test_j_k_and_the_state_filter(history_app) -> None:  # type: ignore[no-untyped-def]
-    app, ids = history_app()
+async def test_j_k_and_the_state_filter(intents_app) -> None:  # type: ignore[no-untyped-def]
+    app, ids = intents_app()
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         await pilot.press("7")
@@ -165,8 +135,8 @@ async def test_j_k_and_the_state_filter(history_app) -> None:  # type: ignore[no
         assert table_keys(app, "#intents-table") == [ids["expired"]]
 
 
-async def test_the_simulator_is_a_dry_run(history_app) -> None:  # type: ignore[no-untyped-def]
-    app, ids = history_app()
+async def test_the_simulator_is_a_dry_run(intents_app) -> None:  # type: ignore[no-untyped-def]
+    app, ids = intents_app()
     before = app.engine.intents.get(ids["armed"])
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
@@ -174,7 +144,7 @@ async def test_the_simulator_is_a_dry_run(history_app) -> None:  # type: ignore[
         app.query_one("#intents-message", Input).value = HANGZHOU
         app.query_one("#intents-channel", Input).value = "telegram"
         app.query_one("#intents-sender", Input).value = "alice"
-        await settle(pilot, 0.8)
+        await settle(pilot)
         report = pane(app).report
         assert report is not None and not report.applied
         assert [i.id for i in report.fired] == [ids["armed"]]
@@ -188,13 +158,13 @@ async def test_the_simulator_is_a_dry_run(history_app) -> None:  # type: ignore[
         await pilot.press("escape")  # leaves the input for the intents table
         assert isinstance(app.focused, IntentsTable) and app.focused.id == "intents-table"
         app.query_one("#intents-sender", Input).value = "bob"
-        await settle(pilot, 0.8)
+        await settle(pilot)
         report = pane(app).report
         assert report is not None and [i.id for i in report.fired] == [ids["other-sender"]]
 
 
-async def test_timed_jobs_with_history_and_t_at_narrow_width(history_app) -> None:  # type: ignore[no-untyped-def]
-    app, _ = history_app()
+async def test_timed_jobs_with_history_and_t_at_narrow_width(intents_app) -> None:  # type: ignore[no-untyped-def]
+    app, _ = intents_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("7")

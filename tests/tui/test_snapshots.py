@@ -11,10 +11,10 @@ from collections.abc import Callable
 import pytest
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.messages import IndexProgress
-from clawmem.tui.settle import settle
 from textual.pilot import Pilot
 
-SIZES = [pytest.param((100, 30), id="100x30"), pytest.param((160, 45), id="160x45")]
+from tests.tui.states import SIZES, add_untrusted_memory
+from tests.tui.waits import settle
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -52,7 +52,7 @@ def test_search_with_breakdown(snap_compare, make_app: Callable[..., ClawmemApp]
         await pilot.press("3")
         await pilot.press(*"湖景房 酒店")
         await pilot.press("enter")
-        await settle(pilot, 1.0)
+        await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
 
@@ -67,7 +67,7 @@ def test_search_old_diary_qualifies_before_decay(snap_compare, make_app: Callabl
         await pilot.press("3")
         await pilot.press(*"certbot renewal alert")
         await pilot.press("enter")
-        await settle(pilot, 1.0)
+        await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
 
@@ -78,7 +78,7 @@ def test_search_shows_the_best_line_of_a_diary_hit(snap_compare, make_app: Calla
     async def run_before(pilot: Pilot[object]) -> None:
         await settle(pilot)
         await pilot.press("3", *"who upgraded the hotel room", "enter")
-        await settle(pilot, 1.0)
+        await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=(160, 45), run_before=run_before)
 
@@ -89,7 +89,7 @@ def test_search_for_a_date_shows_the_date_row(snap_compare, make_app: Callable[.
     async def run_before(pilot: Pilot[object]) -> None:
         await settle(pilot)
         await pilot.press("3", *"staging incident on August 20", "enter")
-        await settle(pilot, 1.0)
+        await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=(160, 45), run_before=run_before)
 
@@ -140,7 +140,7 @@ def test_status_pane_reindex_progress(snap_compare, make_app: Callable[..., Claw
         await settle(pilot)
         # The progress a long embedding pass reports (a real pass on the fixture is too quick to catch).
         pilot.app.post_message(IndexProgress("embed", 412, 1526))
-        await pilot.pause(0.3)
+        await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
 
@@ -163,7 +163,7 @@ def test_context_trigger_simulation(snap_compare, make_app: Callable[..., Clawme
         await settle(pilot)
         pilot.app.query_one("#context-message").focus()
         await pilot.press(*"周末去杭州的返程车票订好了吗", "enter")
-        await settle(pilot, 1.0)
+        await settle(pilot)
 
     assert snap_compare(make_app(), terminal_size=size, run_before=run_before)
 
@@ -185,22 +185,20 @@ def test_status_bar_keeps_progress_beside_a_cap_warning(snap_compare, make_app: 
         await pilot.press("5")
         await settle(pilot)
         pilot.app.post_message(IndexProgress("embed", 412, 1526))
-        await pilot.pause(0.3)
+        await settle(pilot)
 
     assert snap_compare(make_app("workspace-overcap"), terminal_size=(100, 30), run_before=run_before)
 
 
 def test_search_with_untrusted_hits_included(snap_compare, make_app: Callable[..., ClawmemApp]) -> None:
-    from tests.tui.test_flows import add_untrusted_memory
-
     app = make_app()
     add_untrusted_memory(app)
 
     async def run_before(pilot: Pilot[object]) -> None:
         await settle(pilot)
         await pilot.press("3", *"ignore the budget luxury dragon boat", "enter")
-        await settle(pilot, 1.0)
+        await settle(pilot)
         await pilot.press("ctrl+t")
-        await settle(pilot, 1.0)
+        await settle(pilot)
 
     assert snap_compare(app, terminal_size=(160, 45), run_before=run_before)

@@ -15,8 +15,9 @@ from clawmem.tui.modals.confirm import ConfirmModal
 from clawmem.tui.screens.forget import ForgetPane
 from textual.pilot import Pilot
 
-from tests.tui.test_snapshots import SIZES, settle
-from tests.tui.test_snapshots_sessions import B, session_app  # noqa: F401 (a fixture)
+from tests.session_fixture import B
+from tests.tui.states import SIZES
+from tests.tui.waits import settle
 
 
 async def plan_for_b(pilot: Pilot[object]) -> ForgetPane:
@@ -34,7 +35,7 @@ async def plan_for_b(pilot: Pilot[object]) -> ForgetPane:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_forget_plan_of_a_promoted_session(snap_compare, session_app: Callable[..., ClawmemApp], size) -> None:  # noqa: F811
+def test_forget_plan_of_a_promoted_session(snap_compare, session_app: Callable[..., ClawmemApp], size) -> None:
     app = session_app()
 
     async def run_before(pilot: Pilot[object]) -> None:
@@ -49,7 +50,7 @@ def test_forget_plan_of_a_promoted_session(snap_compare, session_app: Callable[.
     assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
-def test_forget_asks_before_deleting(snap_compare, session_app: Callable[..., ClawmemApp]) -> None:  # noqa: F811
+def test_forget_asks_before_deleting(snap_compare, session_app: Callable[..., ClawmemApp]) -> None:
     app = session_app()
 
     async def run_before(pilot: Pilot[object]) -> None:
@@ -62,7 +63,7 @@ def test_forget_asks_before_deleting(snap_compare, session_app: Callable[..., Cl
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_forget_result_with_zero_residual(snap_compare, session_app: Callable[..., ClawmemApp], size) -> None:  # noqa: F811
+def test_forget_result_with_zero_residual(snap_compare, session_app: Callable[..., ClawmemApp], size) -> None:
     app = session_app()
 
     async def run_before(pilot: Pilot[object]) -> None:
@@ -70,7 +71,7 @@ def test_forget_result_with_zero_residual(snap_compare, session_app: Callable[..
         await pilot.press("x")
         await settle(pilot)
         await pilot.press("y")
-        await settle(pilot, 1.0)
+        await settle(pilot)
         assert pane.result is not None and pane.result.residual_count == 0
         assert pane.group == "residual"
 

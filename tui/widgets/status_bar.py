@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from clawmem.tui.status_text import home_relative
 from rich.cells import cell_len
 from rich.text import Text
 from textual.reactive import reactive
@@ -57,7 +56,7 @@ class StatusBar(Static):
             parts.append((f"⚠ {self.warning}", "bold yellow", True))
         if self.mode:
             parts.append((self.mode, "", False))
-        parts.append((self._short(self.workspace), "bold", True))
+        parts.append((home_relative(self.workspace), "bold", True))
         for index, (part, style, shorten) in enumerate(parts):
             sep = SEPARATOR if index else ""
             need = cell_len(sep) + cell_len(part)
@@ -75,8 +74,3 @@ class StatusBar(Static):
                 text.append(part, style=style)
             break
         return text
-
-    @staticmethod
-    def _short(path: str) -> str:
-        home = str(Path.home())
-        return "~" + path[len(home) :] if path.startswith(home + "/") else path
