@@ -76,7 +76,7 @@ class OpenClawEvent:
     seq: int
     turn: int  # 1-based user turn (0: before the first user message)
     type: str  # message | session | custom | model_change | …
-    role: str  # user | assistant | tool | the event type for other events
+    role: str  # user | assistant | tool, or "event" for the other types
     sender: str  # for user messages
     text: str  # the message text, tool calls as "→ name {args}"
     tool: str | None  # the tool a result belongs to
@@ -192,12 +192,22 @@ def read_events(
         message = obj.get("message") if obj and obj.get("type") == "message" else None
         if obj is None or not isinstance(message, Mapping):
             etype = str(obj.get("type", "?")) if obj else "unreadable"
-            custom = obj.get("customType") if obj else None
-            label = f"{etype}:{custom}" if custom else etype
             origin = "untrusted" if obj is None else "system"
             out.append(
                 OpenClawEvent(
-                    row.seq, turn, etype, label, "", _summary(obj), None, origin, False, False, compressed, ts, problem
+                    row.seq,
+                    turn,
+                    etype,
+                    "event",
+                    "",
+                    _summary(obj),
+                    None,
+                    origin,
+                    False,
+                    False,
+                    compressed,
+                    ts,
+                    problem,
                 )
             )
             continue
@@ -283,8 +293,8 @@ def _summary(obj: Mapping[str, Any] | None) -> str:
     if etype == "thinking_level_change":
         return f"thinking level {obj.get('thinkingLevel', '?')}"
     if etype == "custom":
-        return str(obj.get("customType", ""))
-    return ""
+        return f"custom: {obj.get('customType', '?')}"
+    return str(etype)
 
 
 def summarize(window: WindowRow, events: Sequence[OpenClawEvent], senders: Sequence[_Sender]) -> OpenClawSession:
