@@ -20,6 +20,7 @@ from clawmem.engine.forget.service import ForgetService
 from clawmem.engine.index.service import CONFIGURED, IndexService, IndexState, SyncReport
 from clawmem.engine.intents.automation import JobService
 from clawmem.engine.intents.service import IntentService
+from clawmem.engine.openclaw.home import OpenClawHome
 from clawmem.engine.runtime import Runtime
 from clawmem.engine.search.service import SearchService
 from clawmem.engine.sessions.service import SessionService
@@ -32,9 +33,18 @@ __all__ = ["EntryView", "IndexState", "MemoryEngine", "SyncReport"]
 
 class MemoryEngine:
     """One open agent. ``provider``: an injected embedding provider (tests, benchmarks) or
-    ``None`` for keyword-only; left out, the configured model is loaded on first use."""
+    ``None`` for keyword-only; left out, the configured model is loaded on first use.
+    ``openclaw``: the OpenClaw home whose workspace this is (``clawmem --openclaw``), read in place
+    and never written; its status and sessions are shown beside clawmem's own."""
 
-    def __init__(self, settings: Settings, *, provider: EmbeddingProvider | object | None = CONFIGURED) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        provider: EmbeddingProvider | object | None = CONFIGURED,
+        openclaw: OpenClawHome | None = None,
+    ) -> None:
+        self.openclaw = openclaw
         self.runtime = runtime = Runtime(settings)
         self.index = index = IndexService(runtime, provider=provider)
         self.searcher = searcher = SearchService(runtime, index)

@@ -45,10 +45,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _commands(parser: argparse.ArgumentParser) -> set[str]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return set(action.choices)
+    return set()
+
+
+def openclaw_default(argv: Sequence[str], commands: set[str]) -> list[str]:
+    """``--openclaw status``: a command right after ``--openclaw`` is the command, not the HOME
+    (the default home is meant), so an empty HOME is put in between."""
+    out = list(argv)
+    for i, arg in enumerate(out[:-1]):
+        if arg == "--openclaw" and out[i + 1] in commands:
+            out.insert(i + 1, "")
+            break
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args: argparse.Namespace | None = None
     try:
+        argv = openclaw_default(sys.argv[1:] if argv is None else argv, _commands(parser))
         args = parser.parse_args(argv)  # a bad flag value raises ClawmemError: exit 1, one line
         if args.command is None:
             from clawmem.tui.launch import launch_tui

@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 from clawmem.engine.config import Settings, default_home, load_settings
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.openclaw.home import OpenClawHome
 
 # Spec §1: a project key containing CR, LF, '<' or '>' makes the whole annotation invalid.
 PROJECT_KEY_FORBIDDEN = ("\r", "\n", "<", ">")
@@ -142,6 +143,14 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", metavar="DIR", help="the memory workspace (default <home>/workspace)")
     parser.add_argument("--agent", metavar="ID", help="agent id (default main)")
     parser.add_argument("--model", metavar="PATH", help="a GGUF embedding model to use instead of the default")
+    parser.add_argument(
+        "--openclaw",
+        nargs="?",
+        const="",
+        metavar="HOME",
+        help="read an OpenClaw home in place (default ~/.openclaw): its workspace, sessions and index; "
+        "nothing of OpenClaw's is written",
+    )
 
 
 def global_parent() -> argparse.ArgumentParser:
@@ -149,12 +158,18 @@ def global_parent() -> argparse.ArgumentParser:
     parent = argparse.ArgumentParser(add_help=False)
     for flag, meta in (("--home", "DIR"), ("--workspace", "DIR"), ("--agent", "ID"), ("--model", "PATH")):
         parent.add_argument(flag, metavar=meta, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    parent.add_argument(
+        "--openclaw", nargs="?", const="", metavar="HOME", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
     return parent
 
 
 def settings_from(args: argparse.Namespace, **overrides: Any) -> Settings:
     home = Path(args.home).expanduser() if getattr(args, "home", None) else None
     workspace = Path(args.workspace).expanduser() if getattr(args, "workspace", None) else None
+    openclaw = openclaw_home(args)
+    if workspace is None and openclaw is not None:
+        workspace = openclaw.workspace  # clawmem's own state stays in its home
     return load_settings(
         home=home,
         workspace=workspace,
@@ -176,10 +191,22 @@ def check_home(home: Path) -> None:
         ) from None
 
 
+def openclaw_home(args: argparse.Namespace) -> OpenClawHome | None:
+    """The OpenClaw home ``--openclaw [HOME]`` names (discovered once per command), or None."""
+    given = getattr(args, "openclaw", None)
+    if given is None:
+        return None
+    found: OpenClawHome | None = getattr(args, "_openclaw_home", None)
+    if found is None:
+        found = OpenClawHome.open(given or None, getattr(args, "agent", None) or "main")
+        args._openclaw_home = found
+    return found
+
+
 def engine_from(args: argparse.Namespace, **overrides: Any) -> MemoryEngine:
     settings = settings_from(args, **overrides)
     check_home(settings.home)
-    return MemoryEngine(settings)
+    return MemoryEngine(settings, openclaw=openclaw_home(args))
 
 
 def fail(message: str) -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from clawmem.engine.status import StatusReport, build_status
-from clawmem.tui.cli import common
+from clawmem.tui.cli import common, openclaw_cmds
 from clawmem.tui.status_text import status_lines
 
 
@@ -83,6 +83,9 @@ def status_json(report: StatusReport) -> dict[str, object]:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    openclaw = common.openclaw_home(args)
+    if openclaw is not None:
+        return openclaw_cmds.cmd_status(args, openclaw)
     engine = common.engine_from(args)
     engine.require_workspace()
     report = build_status(engine.index, deep=args.deep)

@@ -18,9 +18,12 @@ import sys
 from collections import Counter
 from typing import Any
 
+from clawmem.engine.errors import ClawmemError
 from clawmem.engine.forget.service import ForgetPlan, ForgetResult, refuse_unresolved
+from clawmem.engine.openclaw.home import OpenClawHome
+from clawmem.engine.openclaw.sessions import OpenClawSession
 from clawmem.engine.sessions.service import ImportResult, SessionDetail, SessionSummary, TrustCounts
-from clawmem.tui.cli import common
+from clawmem.tui.cli import common, openclaw_cmds
 
 
 def _group(
@@ -134,15 +137,40 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _openclaw_sessions(openclaw: OpenClawHome | None) -> tuple[tuple[OpenClawSession, ...], str | None]:
+    """OpenClaw's sessions (read in place), or the one line saying why they cannot be read."""
+    if openclaw is None:
+        return (), None
+    try:
+        return openclaw.sessions(), None
+    except ClawmemError as exc:
+        return (), str(exc)
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     sessions = engine.sessions.summaries()
+    theirs, problem = _openclaw_sessions(engine.openclaw)
     if args.json:
-        common.print_json({"sessions": sessions})
-        return 0
-    if not sessions:
+        extra = {"openclaw_sessions": theirs} if engine.openclaw is not None else {}
+        common.print_json({"sessions": sessions, **extra})
+    elif engine.openclaw is not None:
+        if sessions:
+            _print_list(sessions)
+            print()
+        if problem is None:
+            openclaw_cmds.print_sessions(theirs, str(engine.openclaw.found.agent_db))
+    elif not sessions:
         print("No sessions. Import one with `clawmem session import FILE.jsonl`.")
-        return 0
+    else:
+        _print_list(sessions)
+    if problem is not None:
+        common.fail(problem)
+        return 1
+    return 0
+
+
+def _print_list(sessions: tuple[SessionSummary, ...]) -> None:
     rows = [("SESSION", "KIND", "CHANNEL", "EVENTS", "LOWEST", "TAINTED", "ENDED", "NOTE")]
     for s in sessions:
         rows.append(
@@ -160,7 +188,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip())
-    return 0
 
 
 def _summary_lines(s: SessionSummary) -> list[str]:
@@ -180,6 +207,14 @@ def _summary_lines(s: SessionSummary) -> list[str]:
 
 def cmd_show(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
+    theirs = engine.openclaw.find_session(args.id) if engine.openclaw is not None and args.id.strip() else None
+    if theirs is not None and engine.openclaw is not None:
+        if args.json:
+            common.print_json(theirs)
+        else:
+            config = engine.openclaw.found.config
+            openclaw_cmds.print_session(theirs, config.owner_allow_from if config else ())
+        return 0
     detail: SessionDetail = engine.sessions.show(args.id)
     if args.json:
         common.print_json(detail)

@@ -1,0 +1,191 @@
+"""``OpenClawHome``: the read-only facade over one agent of an OpenClaw home, for the CLI and the
+TUI (the Status and Sessions panes render what it returns).
+
+Nothing here writes a byte of OpenClaw's: the databases are read through
+:mod:`engine.store.openclaw.readonly`, the workspace files are only hashed. Each method reads
+afresh (OpenClaw may be running), and each feature fails alone: :meth:`status` collects what
+could not be read as one-line ``problems`` instead of raising, while :meth:`index_report`,
+:meth:`sessions` and :meth:`session` raise a one-line :class:`~engine.errors.ClawmemError` when the
+database cannot give them what they need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import apsw
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.openclaw import databases, sessions
+from clawmem.engine.openclaw.databases import DatabaseInfo
+from clawmem.engine.openclaw.discovery import Discovery, discover
+from clawmem.engine.openclaw.index_report import IndexReport, build_report
+from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawSessionDetail
+from clawmem.engine.store.openclaw import rows, schema
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SessionCounts:
+    sessions: int
+    events: int
+
+
+@dataclass(frozen=True)
+class OpenClawStatus:
+    """Everything ``status --openclaw`` and the Status pane show about the home."""
+
+    state_dir: str
+    agent_id: str
+    agents: tuple[str, ...]
+    config_path: str
+    config_read: bool
+    workspace: str
+    workspace_from: str
+    workspace_exists: bool
+    agent_db_from: str
+    owners: tuple[str, ...]  # commands.ownerAllowFrom
+    databases: tuple[DatabaseInfo, ...]  # agent, state
+    index: IndexReport | None  # None: see problems
+    sessions: SessionCounts | None  # None: see problems
+    problems: tuple[str, ...]  # what could not be read and why, one line each
+
+
+class OpenClawHome:
+    """One agent of an OpenClaw home, read in place."""
+
+    def __init__(self, found: Discovery) -> None:
+        self.found = found
+
+    @classmethod
+    def open(cls, home: Path | str | None, agent_id: str = "main") -> OpenClawHome:
+        """Discover the home (``None``: the default ``~/.openclaw``); one-line error without one."""
+        return cls(discover(home, agent_id))
+
+    @property
+    def workspace(self) -> Path:
+        return self.found.workspace
+
+    @property
+    def agent_id(self) -> str:
+        return self.found.agent_id
+
+    # ------------------------------------------------------------------------------ databases
+
+    def databases(self) -> tuple[DatabaseInfo, ...]:
+        return (
+            databases.describe(databases.AGENT, self.found.agent_db),
+            databases.describe(databases.STATE, self.found.state_db),
+        )
+
+    def _agent(self, needs: Mapping[str, tuple[str, ...]], what: str, fn: Callable[[apsw.Connection], T]) -> T:
+        return databases.read_checked(databases.AGENT, self.found.agent_db, needs, what, fn)
+
+    # ------------------------------------------------------------------------------ the index
+
+    def index_report(self) -> IndexReport:
+        """The agent's memory index against the workspace files (see :mod:`.index_report`)."""
+
+        def read(
+            conn: apsw.Connection,
+        ) -> tuple[dict[str, str], int | None, list[rows.SourceRow], dict[tuple[str, str], int]]:
+            return rows.index_meta(conn), rows.index_revision(conn), rows.index_sources(conn), rows.chunk_counts(conn)
+
+        meta, revision, sources, chunks = self._agent(schema.INDEX, "its memory index", read)
+        f = self.found
+        return build_report(f.agent_id, f.workspace, f.state_dir, f.config, meta, revision, sources, chunks)
+
+    # ------------------------------------------------------------------------------ sessions
+
+    def sessions(self) -> tuple[OpenClawSession, ...]:
+        """Every session in the agent database, newest first, with sender, channel and trust."""
+        windows, events = self._agent(schema.SESSIONS, "its sessions", lambda c: (rows.windows(c), rows.events(c)))
+        by_session: dict[str, list[rows.EventRow]] = {}
+        for e in events:
+            by_session.setdefault(e.session_id, []).append(e)
+        out = []
+        for w in windows:
+            evs, senders = sessions.read_events(
+                sessions.session_kind(w.session_key), by_session.get(w.session_id, []), self.found.config
+            )
+            out.append(sessions.summarize(w, evs, senders))
+        return tuple(out)
+
+    def find_session(self, selector: str) -> OpenClawSessionDetail | None:
+        """A session by exact id or key (None when this home has no such session)."""
+        text = selector.strip()
+
+        def read(conn: apsw.Connection) -> tuple[rows.WindowRow | None, list[rows.EventRow], int]:
+            all_windows = rows.windows(conn)
+            matches = [w for w in all_windows if w.session_id == text] or [
+                w for w in all_windows if w.session_key == text
+            ]
+            if len(matches) != 1:
+                return None, [], len(matches)
+            return matches[0], rows.events(conn, [matches[0].session_id]), 1
+
+        window, events, n = self._agent(schema.SESSIONS, "its sessions", read)
+        if n > 1:
+            raise ClawmemError(
+                f"key {text!r} matches {n} OpenClaw sessions; give a session id (see `clawmem session list`)"
+            )
+        if window is None:
+            return None
+        evs, senders = sessions.read_events(sessions.session_kind(window.session_key), events, self.found.config)
+        return OpenClawSessionDetail(sessions.summarize(window, evs, senders), tuple(evs))
+
+    def session(self, selector: str) -> OpenClawSessionDetail:
+        detail = self.find_session(selector)
+        if detail is None:
+            raise ClawmemError(f"no OpenClaw session {selector.strip()!r}; see `clawmem session list`")
+        return detail
+
+    def session_counts(self) -> SessionCounts:
+        def read(conn: apsw.Connection) -> SessionCounts:
+            return SessionCounts(rows.table_count(conn, "session_windows"), rows.table_count(conn, "transcript_events"))
+
+        needs = {table: () for table in schema.SESSIONS}
+        return self._agent(needs, "its sessions", read)
+
+    # ------------------------------------------------------------------------------ status
+
+    def status(self) -> OpenClawStatus:
+        """What was found, each database's schema_meta, the index report and session counts;
+        everything that could not be read is in ``problems`` (one line each)."""
+        f = self.found
+        problems = list(f.notes)
+        dbs = self.databases()
+        problems += [d.problem for d in dbs if d.problem]
+        agent_ok = not dbs[0].problem
+        index: IndexReport | None = None
+        counts: SessionCounts | None = None
+        if agent_ok:
+            try:
+                index = self.index_report()
+            except ClawmemError as exc:
+                problems.append(str(exc))
+            try:
+                counts = self.session_counts()
+            except ClawmemError as exc:
+                problems.append(str(exc))
+        if not f.workspace.is_dir():
+            problems.append(f"the workspace {f.workspace} (from {f.workspace_from}) does not exist")
+        return OpenClawStatus(
+            state_dir=str(f.state_dir),
+            agent_id=f.agent_id,
+            agents=f.agents,
+            config_path=str(f.config_path),
+            config_read=f.config is not None,
+            workspace=str(f.workspace),
+            workspace_from=f.workspace_from,
+            workspace_exists=f.workspace.is_dir(),
+            agent_db_from=f.agent_db_from,
+            owners=f.config.owner_allow_from if f.config else (),
+            databases=dbs,
+            index=index,
+            sessions=counts,
+            problems=tuple(dict.fromkeys(problems)),
+        )
