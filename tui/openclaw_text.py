@@ -8,7 +8,7 @@ from clawmem.engine.openclaw.home import OpenClawStatus
 from clawmem.engine.openclaw.index_report import IndexReport
 from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawTrust
 from clawmem.engine.store.openclaw import readonly
-from clawmem.tui.status_text import _bytes
+from clawmem.tui.status_text import _bytes, home_relative
 
 READ_MODES = {
     readonly.IMMUTABLE: "not open in OpenClaw now: read as an immutable file",
@@ -64,14 +64,14 @@ def index_lines(r: IndexReport, *, deep: bool) -> list[tuple[str, str]]:
 def status_lines(s: OpenClawStatus, *, deep: bool = False) -> list[tuple[str, str]]:
     agent_db, state_db = s.databases
     out = [
-        ("OpenClaw home", s.state_dir),
-        ("Config", s.config_path + ("" if s.config_read else " (not read: defaults used)")),
+        ("OpenClaw home", home_relative(s.state_dir)),
+        ("Config", home_relative(s.config_path) + ("" if s.config_read else " (not read: defaults used)")),
         ("Agent", f"{s.agent_id}" + (f" (agents: {', '.join(s.agents)})" if s.agents else "")),
-        ("Workspace", f"{s.workspace} (from {s.workspace_from})" + ("" if s.workspace_exists else " — missing")),
+        ("Workspace", f"{home_relative(s.workspace)} (from {s.workspace_from})" + ("" if s.workspace_exists else " — missing")),
         ("Owners", ", ".join(s.owners) or "none named (commands.ownerAllowFrom)"),
-        ("Agent database", f"{agent_db.path} (from {s.agent_db_from})"),
+        ("Agent database", f"{home_relative(agent_db.path)} (from {s.agent_db_from})"),
         ("", database_text(agent_db)),
-        ("State database", state_db.path),
+        ("State database", home_relative(state_db.path)),
         ("", database_text(state_db)),
     ]
     if s.index is not None:

@@ -22,6 +22,7 @@ import pytest
 from clawmem.engine.config import Settings, load_settings
 from clawmem.engine.embed import select
 from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.openclaw.home import OpenClawHome
 from clawmem.tui.app import ClawmemApp
 
 from tests.conftest import FIXTURES
@@ -213,3 +214,24 @@ def make_unindexed_app(
         while app.indexing and time.monotonic() < deadline:
             time.sleep(0.05)
         app.engine.close()
+
+
+@pytest.fixture
+def openclaw_app(user_home: Path, open_engines: list[MemoryEngine]) -> Callable[[], ClawmemApp]:
+    """The app as ``clawmem --openclaw HOME`` opens it, on a copy of the OpenClaw fixture home
+    (tests/fixtures/openclaw-home, made by OpenClaw 2026.9.6) at ``~/openclaw``: the agent's
+    workspace, clawmem's own state in ``~/home``. Keyword-only: the recording holds no vectors
+    for that workspace's texts, and these screens draw no vector scores."""
+
+    def make() -> ClawmemApp:
+        shutil.copytree(FIXTURES / "openclaw-home", user_home / "openclaw")
+        found = OpenClawHome.open(user_home / "openclaw")
+        home = user_home / "home"
+        home.mkdir()
+        (home / "config.toml").write_text(TEST_CONFIG + '\n[embedding]\nprovider = "none"\n', encoding="utf-8")
+        engine = MemoryEngine(load_settings(home=home, workspace=found.workspace), openclaw=found)
+        engine.sync()
+        open_engines.append(engine)
+        return ClawmemApp(engine, watch=False, background_index=False)
+
+    return make

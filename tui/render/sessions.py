@@ -1,9 +1,11 @@
 """The Sessions pane's renderers: a session's row, its header and transcript (origin classes as
-coloured names, [network] and [tainted] as markers), and the empty state — engine dataclasses in,
+coloured names, [network] and [tainted] as markers), the same for OpenClaw's own sessions read in
+place (marked ◆), and the empty state — engine dataclasses in,
 Rich renderables out. ``origin_text`` is shared with the Forget pane."""
 
 from __future__ import annotations
 
+from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawSessionDetail, OpenClawTrust
 from clawmem.engine.sessions.service import SessionDetail, SessionSummary, TranscriptTurn, TrustCounts
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -18,7 +20,7 @@ def origin_text(origin: str) -> Text:
     return Text(origin, style=ORIGIN_STYLE.get(origin, "bold red"))
 
 
-def trust_counts(t: TrustCounts) -> Text:
+def trust_counts(t: TrustCounts | OpenClawTrust) -> Text:
     out = Text()
     for name in ("owner", "agent", "system", "untrusted"):
         n = getattr(t, name)
@@ -156,3 +158,100 @@ def empty_state() -> Text:
             "dim",
         ),
     )
+
+
+# ---------------------------------------------------------------------------- OpenClaw's sessions
+
+OPENCLAW_MARK = "◆ "  # a shape, not only a colour: the row is OpenClaw's, read in place
+
+
+def openclaw_session_cells(s: OpenClawSession, *, wide: bool) -> tuple[Text, ...]:
+    """A row of the same table as clawmem's sessions: ◆ and the sender's standing instead of a
+    channel's trust, and "OpenClaw's" where a clawmem session says whether it was forgotten."""
+    channel = s.channel + (f" ({s.chat_type})" if s.chat_type else "")
+    cells = (
+        Text.assemble((OPENCLAW_MARK, "bold cyan"), (s.session_id, "bold")),
+        Text(s.kind, style="" if s.kind == "interactive" else "magenta"),
+        Text(channel),
+        Text("✓ owner", style="green") if s.sender_is_owner else Text("✗ no", style="yellow"),
+        Text(str(s.event_count), justify="right"),
+        origin_text(s.lowest_origin),
+        Text(str(s.tainted_turns), justify="right", style="bold red" if s.tainted_turns else "dim"),
+        Text("OpenClaw's", style="cyan"),
+    )
+    if not wide:
+        return cells
+    return (*cells, Text(s.session_key), Text("—", style="dim"))
+
+
+def render_openclaw_header(detail: OpenClawSessionDetail) -> Text:
+    """Who and where, what its events are, and that clawmem only reads it."""
+    s = detail.summary
+    channel = s.channel + (f" ({s.chat_type})" if s.chat_type else "")
+    head = Text.assemble(
+        (OPENCLAW_MARK, "bold cyan"),
+        (s.session_id, "bold"),
+        ("  ·  ", "dim"),
+        (s.session_key, ""),
+        ("  ·  ", "dim"),
+        (channel, ""),
+        ("  ·  ", "dim"),
+        (s.sender, ""),
+        (" ✓ owner", "green") if s.sender_is_owner else (" ✗ not the owner", "yellow"),
+        ("  ·  ", "dim"),
+        (f"{_when(s.started_at)}–{_when(s.ended_at)[11:]} UTC", "dim"),
+        no_wrap=True,
+        overflow="ellipsis",
+    )
+    head.append(f"\n{s.event_count} events ({s.messages} messages): ")
+    head.append_text(trust_counts(s.trust))
+    head.append(
+        f"  ·  {s.external_results} external result{'s' if s.external_results != 1 else ''}",
+        style="bold red" if s.external_results else "dim",
+    )
+    head.append(f"  ·  {s.tainted_turns} tainted", style="bold red" if s.tainted_turns else "dim")
+    if s.compressed_events:
+        head.append(f"  ·  {s.compressed_events} zstd", style="dim")
+    head.append(
+        "\nOpenClaw's own session, read in place from its agent database: clawmem never writes it"
+        + (f"  ·  model {s.model}" if s.model else ""),
+        style="dim",
+    )
+    if s.unreadable_events:
+        head.append(f"\n{s.unreadable_events} event(s) could not be decoded (shown with why)", style="bold yellow")
+    return head
+
+
+def render_openclaw_transcript(detail: OpenClawSessionDetail) -> RenderableType:
+    """One row per message event (seq, role, origin label, [external]/[tainted] and the text);
+    OpenClaw's bookkeeping events (session header, model change …) as one dim line each."""
+    legend = Text(
+        "[external] a tool result wrapped as external untrusted content · [tainted] after one in the same turn",
+        style="dim",
+    )
+    grid = Table.grid(padding=(0, 1), expand=True)
+    grid.add_column(justify="right", no_wrap=True, width=3)
+    grid.add_column(no_wrap=True, width=9)
+    grid.add_column(no_wrap=True, width=9)
+    grid.add_column(ratio=1, overflow="fold")
+    for e in detail.events:
+        body = Text()
+        if e.external:
+            body.append("[external] ", style="bold red")
+        if e.tainted:
+            body.append("[tainted] ", style="red")
+        if e.problem:
+            body.append(f"(not decoded: {e.problem})", style="bold yellow")
+        elif e.role == "event":
+            body.append(e.type, style="dim")
+        else:
+            if e.tool:
+                body.append(f"{e.tool}: ", style="dim")
+            body.append(e.text.rstrip(), style="red" if e.origin_class == "untrusted" and e.role != "user" else "")
+        grid.add_row(
+            Text(str(e.seq), style="dim"),
+            Text(e.role, style="bold" if e.role == "user" else ("dim" if e.role == "event" else "")),
+            origin_text(e.origin_class),
+            body,
+        )
+    return Group(legend, grid)

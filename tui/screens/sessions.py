@@ -5,19 +5,34 @@ turn, tainted turns, the session-memory note, whether it was forgotten) and, for
 one, its transcript: one row per turn with its origin class as a coloured label, ``[network]``
 on tool results fetched from the web and ``[tainted]`` on the turns they taint — markers, not
 only colour — then its flush provenance and the MEMORY.md entries derived from it.
+
+Opened on an OpenClaw home (``clawmem --openclaw``), the agent's own sessions are rows of the same
+table, marked ◆ and read in place from its database: their events with the trust class clawmem
+derives, never a note or a forget (those stay with OpenClaw).
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawSessionDetail
 from clawmem.engine.sessions.service import (
     ImportResult,
     NoteResult,
     SessionDetail,
     SessionSummary,
 )
-from clawmem.tui.render.sessions import empty_state, render_header, render_transcript, session_cells
+from clawmem.tui.render.sessions import (
+    OPENCLAW_MARK,
+    empty_state,
+    openclaw_session_cells,
+    render_header,
+    render_openclaw_header,
+    render_openclaw_transcript,
+    render_transcript,
+    session_cells,
+)
 from clawmem.tui.screens.forget import ForgetPane
 from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.fit_table import FitTable
@@ -30,6 +45,7 @@ from textual.widgets import DataTable, Static, TabbedContent
 
 NARROW = 130  # below this width the key and note columns move to the header above the transcript
 NARROW_LABELS = ("Session", "Kind", "Channel", "Trusted", "Events", "Lowest", "Tainted", "Forgotten")
+OPENCLAW_KEY = "openclaw:"  # the table key of an OpenClaw session: this prefix and its id
 WIDE_LABELS = (*NARROW_LABELS, "Key", "Note")
 
 
@@ -80,6 +96,8 @@ class SessionsPane(Pane):
     def __init__(self) -> None:
         super().__init__(id="sessions-pane")
         self.sessions: tuple[SessionSummary, ...] | None = None
+        self.openclaw_sessions: tuple[OpenClawSession, ...] = ()
+        self.openclaw_problem: str | None = None  # why OpenClaw's sessions could not be read
         self.session_id: str | None = None
         self.detail: SessionDetail | None = None
         self._wide = False
@@ -110,15 +128,28 @@ class SessionsPane(Pane):
         self._load()
 
     def _load(self) -> None:
-        self.run_engine(
-            lambda: self.engine.sessions.summaries(),
-            self._show,
-            group="sessions-load",
-            failure="sessions could not be read",
-        )
+        def read() -> tuple[tuple[SessionSummary, ...], tuple[OpenClawSession, ...], str | None]:
+            home = self.engine.openclaw
+            theirs: tuple[OpenClawSession, ...] = ()
+            problem = None
+            if home is not None:
+                try:
+                    theirs = home.sessions()
+                except ClawmemError as exc:  # a refused shape: clawmem's own sessions still show
+                    problem = str(exc)
+            return self.engine.sessions.summaries(), theirs, problem
 
-    def _show(self, sessions: tuple[SessionSummary, ...]) -> None:
+        self.run_engine(read, lambda got: self._show(*got), group="sessions-load", failure="sessions could not be read")
+
+    def _show(
+        self,
+        sessions: tuple[SessionSummary, ...],
+        openclaw: tuple[OpenClawSession, ...] = (),
+        problem: str | None = None,
+    ) -> None:
         self.sessions = sessions
+        self.openclaw_sessions = openclaw
+        self.openclaw_problem = problem
         self._fill()
         if self.session_id is None:
             self.detail = None
@@ -134,9 +165,22 @@ class SessionsPane(Pane):
         table.labels = WIDE_LABELS if self._wide else NARROW_LABELS
         table.caps = {0: 24, 2: 16, 8: 24} if self._wide else {0: 24, 2: 16}
         rows = [(s.session_id, session_cells(s, wide=self._wide)) for s in self.sessions or ()]
+        rows += [
+            (OPENCLAW_KEY + s.session_id, openclaw_session_cells(s, wide=self._wide)) for s in self.openclaw_sessions
+        ]
         self.session_id = table.fill(rows, self.session_id)
 
     def _load_detail(self, session_id: str) -> None:
+        home = self.engine.openclaw
+        if session_id.startswith(OPENCLAW_KEY) and home is not None:
+            theirs = session_id.removeprefix(OPENCLAW_KEY)
+            self.run_engine(
+                lambda: home.session(theirs),
+                self._show_openclaw_detail,
+                group="sessions-detail",
+                failure=f"OpenClaw session {theirs} could not be read",
+            )
+            return
         self.run_engine(
             lambda: self.engine.sessions.show(session_id),
             self._show_detail,
@@ -154,6 +198,16 @@ class SessionsPane(Pane):
         self.query_one("#sessions-transcript", Static).update(render_transcript(detail))
         self._sync_bindings()
 
+    def _show_openclaw_detail(self, detail: OpenClawSessionDetail) -> None:
+        if OPENCLAW_KEY + detail.summary.session_id != self.session_id:
+            return  # the cursor moved on meanwhile
+        self.detail = None
+        header = self.query_one("#sessions-header", Static)
+        header.display = True
+        header.update(render_openclaw_header(detail))
+        self.query_one("#sessions-transcript", Static).update(render_openclaw_transcript(detail))
+        self._sync_bindings()
+
     def _selected(self) -> SessionSummary | None:
         return next((s for s in self.sessions or () if s.session_id == self.session_id), None)
 
@@ -163,21 +217,24 @@ class SessionsPane(Pane):
             status.update(self._note)
             return
         sessions = self.sessions or ()
-        if not sessions:
+        theirs = self.openclaw_sessions
+        if self.openclaw_problem:
+            status.update(Text(f"OpenClaw's sessions not shown: {self.openclaw_problem}", style="bold yellow"))
+            return
+        if not sessions and not theirs:
             status.update(Text("No sessions  ·  i imports a JSONL transcript", style="dim"))
             return
         forgotten = sum(1 for s in sessions if s.forgotten_at)
-        tainted = sum(1 for s in sessions if s.tainted_turns)
-        status.update(
-            Text.assemble(
-                (f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}", "bold"),
-                (f"  ·  {tainted} with tainted turns", "bold red" if tainted else "dim"),
-                (f"  ·  {forgotten} forgotten", "dim"),
-                ("  ·  i import  ·  n write note  ·  f forget", "dim"),
-                no_wrap=True,
-                overflow="ellipsis",
-            )
-        )
+        tainted = sum(1 for s in sessions if s.tainted_turns) + sum(1 for s in theirs if s.tainted_turns)
+        line = Text(f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}", style="bold")
+        if self.engine.openclaw is not None:
+            line.append(f" + {OPENCLAW_MARK}{len(theirs)} OpenClaw's (read in place)", style="bold cyan")
+        line.append(f"  ·  {tainted} with tainted turns", style="bold red" if tainted else "dim")
+        line.append(f"  ·  {forgotten} forgotten", style="dim")
+        line.append("  ·  i import  ·  n write note  ·  f forget", style="dim")
+        line.no_wrap = True
+        line.overflow = "ellipsis"
+        status.update(line)
 
     def _set_note(self, note: Text | None) -> None:
         self._note = note

@@ -1,11 +1,16 @@
 """Status pane: everything ``clawmem status --deep`` knows, plus reindex and force-rebuild
-actions with a progress bar that Escape cancels (the old index stays in place)."""
+actions with a progress bar that Escape cancels (the old index stays in place). Opened on an
+OpenClaw home (``clawmem --openclaw``), it also shows that home as ``status --openclaw`` does:
+what was found, each database's schema, the agent's own index against the files with the
+command that fixes each finding, and what could not be read."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from clawmem.engine.openclaw.home import OpenClawStatus
 from clawmem.engine.status import StatusReport, build_status
+from clawmem.tui import openclaw_text
 from clawmem.tui.messages import IndexProgress
 from clawmem.tui.screens.pane import Pane
 from clawmem.tui.status_text import status_lines
@@ -61,11 +66,13 @@ class StatusPane(Pane):
         self._load(self._deep)
 
     def _load(self, deep: bool) -> None:
-        self.run_engine(
-            lambda: build_status(self.engine.index, deep=deep), self._show, group="status", failure="status failed"
-        )
+        def read() -> tuple[StatusReport, OpenClawStatus | None]:
+            home = self.engine.openclaw
+            return build_status(self.engine.index, deep=deep), (home.status() if home is not None else None)
 
-    def _show(self, report: StatusReport) -> None:
+        self.run_engine(read, lambda both: self._show(*both), group="status", failure="status failed")
+
+    def _show(self, report: StatusReport, openclaw: OpenClawStatus | None = None) -> None:
         grid = Table.grid(padding=(0, 2))
         grid.add_column(style="bold", no_wrap=True)
         grid.add_column()
@@ -76,6 +83,17 @@ class StatusPane(Pane):
             if label == "Fix":
                 style = "bold yellow"
             grid.add_row(label, Text(value, style=style))
+        if openclaw is not None:
+            grid.add_row("", "")
+            note = Text("read in place; clawmem writes none of it", style="dim")
+            grid.add_row(Text("OpenClaw", style="bold underline"), note)
+            finding = False
+            for label, value in openclaw_text.status_lines(openclaw, deep=self._deep):
+                finding = label == "Findings" or (finding and label == "")
+                fixable = finding and "fix:" in value
+                grid.add_row(label, Text(value, style="yellow" if fixable else ""))
+            for n, problem in enumerate(openclaw.problems):
+                grid.add_row("Not read" if n == 0 else "", Text(problem, style="bold yellow"))
         self.query_one("#status-lines", Static).update(grid)
         self.clawmem_app.status_bar.mode = f"{report.search_mode} · {report.chunks:,} chunks"
 
