@@ -67,7 +67,10 @@ def status_lines(s: OpenClawStatus, *, deep: bool = False) -> list[tuple[str, st
         ("OpenClaw home", home_relative(s.state_dir)),
         ("Config", home_relative(s.config_path) + ("" if s.config_read else " (not read: defaults used)")),
         ("Agent", f"{s.agent_id}" + (f" (agents: {', '.join(s.agents)})" if s.agents else "")),
-        ("Workspace", f"{home_relative(s.workspace)} (from {s.workspace_from})" + ("" if s.workspace_exists else " — missing")),
+        (
+            "Workspace",
+            f"{home_relative(s.workspace)} (from {s.workspace_from})" + ("" if s.workspace_exists else " — missing"),
+        ),
         ("Owners", ", ".join(s.owners) or "none named (commands.ownerAllowFrom)"),
         ("Agent database", f"{home_relative(agent_db.path)} (from {s.agent_db_from})"),
         ("", database_text(agent_db)),
