@@ -226,14 +226,13 @@ class SessionsPane(Pane):
             return
         forgotten = sum(1 for s in sessions if s.forgotten_at)
         tainted = sum(1 for s in sessions if s.tainted_turns) + sum(1 for s in theirs if s.tainted_turns)
-        line = Text(f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}", style="bold")
+        line = Text(no_wrap=True, overflow="ellipsis")
+        line.append(f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}", style="bold")
         if self.engine.openclaw is not None:
             line.append(f" + {OPENCLAW_MARK}{len(theirs)} OpenClaw's (read in place)", style="bold cyan")
         line.append(f"  ·  {tainted} with tainted turns", style="bold red" if tainted else "dim")
         line.append(f"  ·  {forgotten} forgotten", style="dim")
         line.append("  ·  i import  ·  n write note  ·  f forget", style="dim")
-        line.no_wrap = True
-        line.overflow = "ellipsis"
         status.update(line)
 
     def _set_note(self, note: Text | None) -> None:
