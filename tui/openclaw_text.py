@@ -6,7 +6,8 @@ from __future__ import annotations
 from clawmem.engine.openclaw.databases import DatabaseInfo
 from clawmem.engine.openclaw.home import OpenClawStatus
 from clawmem.engine.openclaw.index_report import IndexReport
-from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawTrust
+from clawmem.engine.openclaw.sessions import OpenClawSession
+from clawmem.engine.sessions.service import TrustCounts
 from clawmem.engine.store.openclaw import readonly
 from clawmem.tui.status_text import _bytes, home_relative
 
@@ -84,7 +85,7 @@ def status_lines(s: OpenClawStatus, *, deep: bool = False) -> list[tuple[str, st
     return out
 
 
-def trust_text(t: OpenClawTrust) -> str:
+def trust_text(t: TrustCounts) -> str:
     parts = [
         f"{name} {n}"
         for name, n in (("owner", t.owner), ("agent", t.agent), ("system", t.system), ("untrusted", t.untrusted))

@@ -27,6 +27,7 @@ from typing import Any
 
 import zstandard
 from clawmem.engine.openclaw.config import OpenClawConfig, is_owner
+from clawmem.engine.sessions.service import TrustCounts
 from clawmem.engine.sessions.trust import least_trusted
 from clawmem.engine.store.openclaw.rows import EventRow, WindowRow
 from clawmem.engine.times import iso_ms
@@ -34,14 +35,6 @@ from clawmem.engine.times import iso_ms
 EXTERNAL_MARKER = "<<<EXTERNAL_UNTRUSTED_CONTENT"
 MAX_EVENT_BYTES = 4 * 1024 * 1024  # OpenClaw's CHECK on event_utf8_bytes
 TERMINAL = "local terminal"
-
-
-@dataclass(frozen=True)
-class OpenClawTrust:
-    owner: int = 0
-    agent: int = 0
-    system: int = 0
-    untrusted: int = 0
 
 
 @dataclass(frozen=True)
@@ -64,7 +57,7 @@ class OpenClawSession:
     messages: int  # user, assistant and tool-result messages
     compressed_events: int  # rows stored as event_zstd
     unreadable_events: int
-    trust: OpenClawTrust
+    trust: TrustCounts  # the same counts as clawmem's own sessions
     tainted_turns: int  # events produced after an external tool result in their turn
     external_results: int  # tool results wrapped as external untrusted content
     lowest_origin: str
@@ -322,7 +315,7 @@ def summarize(window: WindowRow, events: Sequence[OpenClawEvent], senders: Seque
         messages=sum(1 for e in events if e.type == "message"),
         compressed_events=sum(1 for e in events if e.compressed),
         unreadable_events=sum(1 for e in events if e.problem),
-        trust=OpenClawTrust(per_class["owner"], per_class["agent"], per_class["system"], per_class["untrusted"]),
+        trust=TrustCounts(per_class["owner"], per_class["agent"], per_class["system"], per_class["untrusted"]),
         tainted_turns=sum(1 for e in events if e.tainted),
         external_results=sum(1 for e in events if e.external),
         lowest_origin=least_trusted(*per_class) if per_class else "untrusted",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from clawmem.tui.cli import main
 
+from tests.cli.one_line import one_line_error
 from tests.openclaw_fixture import CLI, EVENTS, LIN, SAM, agent_db, alter, digest, state
 from tests.session_fixture import HZ
 
@@ -24,13 +25,6 @@ def cli(home: Path, openclaw_home: Path):  # type: ignore[no-untyped-def]
         return main(["--home", str(home), *prefix, *args])
 
     return run
-
-
-def one_line_error(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("clawmem: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def test_status_json(cli, capsys: pytest.CaptureFixture[str], openclaw_home: Path) -> None:  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from clawmem.tui.cli import main
 
+from tests.cli.one_line import one_line_error
 from tests.session_fixture import HZ, LINGYIN
 
 
@@ -19,13 +20,6 @@ def cli(home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch):  # type: 
         return main(["--home", str(home), "--workspace", str(workspace), *args])
 
     return run
-
-
-def one_line_error(err: str) -> str:
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("clawmem: error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def test_import_list_show(cli, capsys: pytest.CaptureFixture[str], workspace: Path) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,7 @@ Rich renderables out. ``origin_text`` is shared with the Forget pane."""
 
 from __future__ import annotations
 
-from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawSessionDetail, OpenClawTrust
+from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawSessionDetail
 from clawmem.engine.sessions.service import SessionDetail, SessionSummary, TranscriptTurn, TrustCounts
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -20,7 +20,7 @@ def origin_text(origin: str) -> Text:
     return Text(origin, style=ORIGIN_STYLE.get(origin, "bold red"))
 
 
-def trust_counts(t: TrustCounts | OpenClawTrust) -> Text:
+def trust_counts(t: TrustCounts) -> Text:
     out = Text()
     for name in ("owner", "agent", "system", "untrusted"):
         n = getattr(t, name)
