@@ -46,7 +46,7 @@ class MemoryEngine:
     ) -> None:
         self.openclaw = openclaw
         self.runtime = runtime = Runtime(settings)
-        self.index = index = IndexService(runtime, provider=provider)
+        self.index = index = IndexService(runtime, provider=provider, openclaw=openclaw)
         self.searcher = searcher = SearchService(runtime, index)
         self.workspace_files = files = FileService(runtime)
 

@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from clawmem.engine.embed.provider import EmbeddingProvider, provider_key
 from clawmem.engine.embed.select import ProviderChoice, select_provider
@@ -38,6 +39,9 @@ from clawmem.engine.store.schema import (
     fts_tokenizer_in_use,
 )
 from clawmem.engine.workspace.files import MemoryFile, discover
+
+if TYPE_CHECKING:
+    from clawmem.engine.openclaw.home import OpenClawHome
 
 CONFIGURED: object = object()
 """The ``provider`` default: the configured embedding provider, chosen on first use."""
@@ -86,8 +90,16 @@ class IndexService:
     """The index of ``runtime``'s agent. ``provider``: an injected embedding provider (tests,
     benchmarks), ``None`` for keyword-only; left out, the configured one is chosen on first use."""
 
-    def __init__(self, runtime: Runtime, *, provider: EmbeddingProvider | object | None = CONFIGURED) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        provider: EmbeddingProvider | object | None = CONFIGURED,
+        openclaw: OpenClawHome | None = None,
+    ) -> None:
+        """``openclaw``: the OpenClaw home whose agent's sessions join the ``sessions`` source."""
         self.runtime = runtime
+        self.openclaw = openclaw
         self.settings = runtime.settings
         self.store = runtime.store
         self.clock = runtime.clock
@@ -210,7 +222,9 @@ class IndexService:
                     origin=origin,
                     progress=progress,
                     cancel=cancel,
-                    before_publish=session_index.rebuild_hook(conn, self.settings, self.clock, embedder)
+                    before_publish=session_index.rebuild_hook(
+                        conn, self.settings, self.clock, embedder, self.openclaw, warnings.append
+                    )
                     if sessions_on
                     else None,
                 )
@@ -239,7 +253,15 @@ class IndexService:
                     cancel=cancel,
                 )
                 if sessions_on and only is None and not stats.cancelled:
-                    session_index.sync_sessions(conn, conn, self.settings, self.clock, embedder=embedder)
+                    session_index.sync_sessions(
+                        conn,
+                        conn,
+                        self.settings,
+                        self.clock,
+                        embedder=embedder,
+                        openclaw=self.openclaw,
+                        warn=warnings.append,
+                    )
         # Embedding runs after the text phase released the reindex lock: it can take minutes,
         # and a watcher sync or another search must not wait for it.
         embed_stats: EmbedStats | None = None

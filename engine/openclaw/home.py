@@ -11,7 +11,7 @@ database cannot give them what they need.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -112,6 +112,31 @@ class OpenClawHome:
                 sessions.session_kind(w.session_key), by_session.get(w.session_id, []), self.found.config
             )
             out.append(sessions.summarize(w, evs, senders))
+        return tuple(out)
+
+    def transcript_stamps(self) -> dict[str, int]:
+        """Each session's last change (epoch ms): what clawmem's sessions index compares, so an
+        unchanged session is not decoded again."""
+        return self._agent(schema.SESSIONS, "its sessions", rows.transcript_stamps)
+
+    def transcripts(self, session_ids: Sequence[str]) -> tuple[OpenClawSessionDetail, ...]:
+        """These sessions with their decoded, classified events (ids the home lacks are left out)."""
+        wanted = set(session_ids)
+
+        def read(conn: apsw.Connection) -> tuple[list[rows.WindowRow], list[rows.EventRow]]:
+            chosen = [w for w in rows.windows(conn) if w.session_id in wanted]
+            return chosen, rows.events(conn, [w.session_id for w in chosen])
+
+        windows, events = self._agent(schema.SESSIONS, "its sessions", read)
+        by_session: dict[str, list[rows.EventRow]] = {}
+        for e in events:
+            by_session.setdefault(e.session_id, []).append(e)
+        out = []
+        for w in windows:
+            evs, senders = sessions.read_events(
+                sessions.session_kind(w.session_key), by_session.get(w.session_id, []), self.found.config
+            )
+            out.append(OpenClawSessionDetail(sessions.summarize(w, evs, senders), tuple(evs)))
         return tuple(out)
 
     def find_session(self, selector: str) -> OpenClawSessionDetail | None:

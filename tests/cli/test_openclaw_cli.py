@@ -123,6 +123,32 @@ def test_no_byte_of_the_home_changes(cli, capsys: pytest.CaptureFixture[str], op
     assert (home / "agents" / "main" / "agent" / "clawmem-agent.sqlite").is_file()
 
 
+def test_their_sessions_in_session_search(
+    cli, capsys: pytest.CaptureFixture[str], openclaw_home: Path, home: Path, openclaw_writer
+) -> None:  # type: ignore[no-untyped-def]
+    (home / "config.toml").write_text(
+        '[embedding]\nprovider = "none"\n[index]\nsources = ["memory", "sessions"]\n', encoding="utf-8"
+    )
+    with openclaw_writer(agent_db(openclaw_home)):  # the gateway is writing: read through its WAL
+        before = digest(openclaw_home)
+        assert cli("index") == 0
+        capsys.readouterr()
+        query = "remind me whenever I mention the office"
+        assert cli("search", query, "--source", "sessions", "--json") == 0
+        data = json.loads(capsys.readouterr().out)
+        assert digest(openclaw_home) == before
+    found = data["results"] + data["near_misses"]
+    best = max(found, key=lambda h: h["score"])
+    lin = best["session_id"]
+    assert best["path"] == f"sessions/openclaw/{lin}.jsonl" and best["source"] == "sessions"
+    assert cli("session", "show", lin, "--json") == 0  # the id a hit names opens the session
+    assert json.loads(capsys.readouterr().out)["summary"]["session_key"] == LIN
+    assert cli("search", query, "--source", "sessions", "--explain") == 0
+    out = capsys.readouterr().out
+    assert "[OpenClaw session transcript]" in out
+    assert f"OpenClaw's {lin} (interactive) · events seq 0-" in out
+
+
 def test_no_byte_changes_while_openclaw_writes(
     cli, capsys: pytest.CaptureFixture[str], openclaw_home: Path, openclaw_writer
 ) -> None:  # type: ignore[no-untyped-def]

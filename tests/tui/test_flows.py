@@ -217,14 +217,18 @@ def sync_diagnosis(
         in_db = [r[0] for r in fresh.execute(sql, (path, text))]
     finally:
         fresh.close()
-    in_app = [r[0] for r in app.engine.store.conn().execute(sql, (path, text))]
+    conn = app.engine.store.conn()  # the main thread's: a read left open would pin an old snapshot
+    txn = {apsw.SQLITE_TXN_NONE: "none", apsw.SQLITE_TXN_READ: "read", apsw.SQLITE_TXN_WRITE: "write"}
+    app_txn = txn.get(conn.txn_state("main"), "?")
+    in_app = [r[0] for r in conn.execute(sql, (path, text))]
     hits = app.engine.search(text, legs="keyword", record=False, sync=False).results
     run = app._run
     state = (run.finished, list(run.queue), run.stop_embedding.is_set(), run.cancel.is_set()) if run else None
     return (
         f"watcher reported {[sorted(c) for c in changed]}; phases {[(m.phase, m.done) for m in seen[-5:]]}; "
         f"run (finished, queue, stop_embedding, cancel) {state}; chunks holding the text: {in_db} read fresh, "
-        f"{in_app} through the app's connection; keyword hits {[(h.path, h.start_line) for h in hits]}; "
+        f"{in_app} through the app's connection (its transaction: {app_txn}); "
+        f"keyword hits {[(h.path, h.start_line) for h in hits]}; "
         f"notifications {[n.message for n in getattr(app, '_notifications', [])]}"
     )
 
@@ -254,8 +258,12 @@ async def test_a_file_change_during_embedding_is_synced_and_embedding_goes_on(
 
         memory = app.engine.workspace / "MEMORY.md"  # an external edit, seen by the watcher
         memory.write_text(memory.read_text(encoding="utf-8") + "- The hotel upgraded us to a suite.\n", "utf-8")
-        found = await wait_for(pilot, lambda: keyword_found(app, "upgraded us to a suite", "MEMORY.md"), timeout=20)
-        assert found, sync_diagnosis(app, "upgraded us to a suite", "MEMORY.md", seen, changed)
+        assert await wait_for(
+            pilot,
+            lambda: keyword_found(app, "upgraded us to a suite", "MEMORY.md"),
+            timeout=20,
+            diagnosis=lambda: sync_diagnosis(app, "upgraded us to a suite", "MEMORY.md", seen, changed),
+        )
         assert app.indexing, "the change must have landed while the embedding pass was running"
 
         # Nobody presses anything: embedding resumes after the sync and completes.

@@ -27,11 +27,19 @@ def _described(condition: Callable[[], bool]) -> str:
         return repr(condition)
 
 
-async def wait_for(pilot: Pilot[object], condition: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Return True once ``condition()`` holds; past ``timeout`` seconds fail, naming the condition."""
+async def wait_for(
+    pilot: Pilot[object],
+    condition: Callable[[], bool],
+    timeout: float = 10.0,
+    *,
+    diagnosis: Callable[[], str] | None = None,
+) -> bool:
+    """Return True once ``condition()`` holds; past ``timeout`` seconds fail, naming the condition
+    (and adding ``diagnosis()``, what the test knows about where it got stuck)."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise AssertionError(f"waited {timeout:g} s for: {_described(condition)}")
+            why = f"; {diagnosis()}" if diagnosis is not None else ""
+            raise AssertionError(f"waited {timeout:g} s for: {_described(condition)}{why}")
         await pilot.pause(_POLL_S)
     return True

@@ -12,6 +12,7 @@ from clawmem.engine.memory_get import MAX_CHARS
 from clawmem.engine.search.dates import REPORT_DAYS
 from clawmem.engine.search.scoring import LINE_WEIGHT
 from clawmem.engine.search.types import SearchHit, SearchResponse
+from clawmem.engine.sessions import index as session_index
 from clawmem.tui.cli import common
 from clawmem.tui.score_notes import age_note, keyword_note, qualifies_note
 
@@ -94,11 +95,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def session_id_of(hit: SearchHit) -> str | None:
-    """The session a ``sessions``-source hit comes from (its virtual path ``sessions/<id>.jsonl``)."""
-    if hit.source != "sessions":
-        return None
-    name = hit.path.removeprefix("sessions/")
-    return name.removesuffix(".jsonl") if name != hit.path else None
+    """The session a ``sessions``-source hit comes from (its virtual path names it)."""
+    return session_index.session_id_of(hit.path) if hit.source == "sessions" else None
 
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
@@ -223,7 +221,10 @@ def explain_lines(hit: SearchHit, response: SearchResponse, min_score: float) ->
         ),
     ]
     sid = session_id_of(hit)
-    if sid is not None:
+    if sid is not None and hit.path.startswith(session_index.OPENCLAW_PREFIX):
+        seqs = f"seq {hit.start_line - 1}-{hit.end_line - 1}"  # line N holds OpenClaw's seq N-1
+        rows.append(("session", f"OpenClaw's {sid} ({hit.provenance.session_kind}) · events {seqs}"))
+    elif sid is not None:
         rows.append(("session", f"{sid} ({hit.provenance.session_kind}) · events {hit.start_line}-{hit.end_line}"))
     return [f"    {label:<11}{value}" for label, value in rows]
 
@@ -236,7 +237,10 @@ def _one_line(text: str, width: int = 72) -> str:
 def print_hit(hit: SearchHit, explain: bool, response: SearchResponse, min_score: float) -> None:
     flag = " [superseded]" if hit.status == "superseded" else ""
     origin = f" [{hit.provenance.origin_class}]" if hit.provenance.origin_class in ("untrusted", "system") else ""
-    source = " [session transcript]" if hit.source == "sessions" else ""
+    source = ""
+    if hit.source == "sessions":
+        theirs = hit.path.startswith(session_index.OPENCLAW_PREFIX)
+        source = " [OpenClaw session transcript]" if theirs else " [session transcript]"
     print(f"{hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}{source}{flag}{origin}")
     print(hit.snippet.strip())
     if explain:

@@ -122,6 +122,15 @@ def events(conn: apsw.Connection, session_ids: list[str] | None = None) -> list[
     ]
 
 
+def transcript_stamps(conn: apsw.Connection) -> dict[str, int]:
+    """Each session's last change (epoch ms): its window's update or its newest event, whichever is later."""
+    stamps = {str(s): int(u) for s, u in conn.execute("SELECT session_id, updated_at FROM session_windows")}
+    for s, newest in conn.execute("SELECT session_id, MAX(created_at) FROM transcript_events GROUP BY session_id"):
+        if str(s) in stamps and newest is not None:
+            stamps[str(s)] = max(stamps[str(s)], int(newest))
+    return stamps
+
+
 def event_counts(conn: apsw.Connection) -> dict[str, int]:
     sql = "SELECT session_id, COUNT(*) FROM transcript_events GROUP BY session_id"
     return {str(s): int(n) for s, n in conn.execute(sql)}
