@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -52,6 +53,7 @@ PANES: list[tuple[str, str, str, type[Pane]]] = [
     ("forget", "Forget", "9", ForgetPane),
 ]
 P = TypeVar("P", bound=Pane)
+PROGRESS_INTERVAL_S = 0.1  # the index worker posts progress at most this often within a phase
 
 
 @dataclass
@@ -274,9 +276,19 @@ class ClawmemApp(App[int]):
         post = self.post_message
         phase = "text"
 
+        last_post = {"phase": "", "at": 0.0}
+
         def progress(phase: str, done: int, total: int) -> None:
-            if not run.cancel.is_set():  # after a cancel, "Cancelling…" stays until the worker stops
-                post(IndexProgress(phase, done, total))
+            if run.cancel.is_set():  # after a cancel, "Cancelling…" stays until the worker stops
+                return
+            # At most ten updates a second within a phase (its first and last always): one per
+            # embedded text would fill the app's queue faster than a slow terminal drains it, and
+            # a watcher's FilesChanged waits behind every message queued before it.
+            now = time.monotonic()
+            if phase == last_post["phase"] and done < total and now - last_post["at"] < PROGRESS_INTERVAL_S:
+                return
+            last_post.update(phase=phase, at=now)
+            post(IndexProgress(phase, done, total))
 
         try:
             if not engine.provider_loaded:
