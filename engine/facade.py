@@ -54,7 +54,7 @@ class MemoryEngine:
         self.jobs = JobService(runtime)
         self.sessions = SessionService(runtime)
         self.dreaming = DreamingService(runtime, index)
-        self.forget = ForgetService(runtime, index)
+        self.forget = ForgetService(runtime, index, openclaw)
         self.context = ContextService(runtime, searcher)
 
         # The index: provider, identity, sync, the embedding pass.

@@ -172,6 +172,10 @@ class ClawmemApp(App[int]):
         self.status_bar = main.query_one(StatusBar)
         self.panes = {pane_id: main.query_one(cls) for pane_id, _, _, cls in PANES}
         self.status_bar.workspace = str(self.engine.workspace)
+        if self.engine.openclaw is not None:
+            state_dir = str(self.engine.openclaw.found.state_dir)
+            self.status_bar.openclaw = state_dir
+            self.sub_title = f"OpenClaw home {state_dir} (its databases are read-only)"
         main.query_one("#memory-tree").focus()
         if self._background_index:
             self.start_indexing()

@@ -136,6 +136,7 @@ class IndexChunks(Participant):
         hashes: list[str] = []
         surviving: set[str] = set()
         session_paths = {session_index.session_path(s) for s in draft.ids}
+        session_paths |= {session_index.openclaw_session_path(s) for s in draft.ids}
         for c in index_rows.chunk_texts(draft.conn):
             held = matches(c.text, draft.probes) is not None
             if c.source == "memory" and c.path in changed:
@@ -182,7 +183,11 @@ class IndexChunks(Participant):
         for c in index_rows.chunk_texts(q.conn):
             p = matches(c.text, q.probes)
             if p is not None or (
-                c.source == session_index.SOURCE and any(c.path == session_index.session_path(s) for s in q.session_ids)
+                c.source == session_index.SOURCE
+                and any(
+                    c.path in (session_index.session_path(s), session_index.openclaw_session_path(s))
+                    for s in q.session_ids
+                )
             ):
                 note = USER_MD_NOTE if c.path in NEVER_EDITED else None
                 where = f"{c.id} {c.path}:{c.start_line}-{c.end_line}"

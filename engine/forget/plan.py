@@ -12,7 +12,7 @@ class SessionResolution:
     selector: str
     session_id: str
     session_key: str | None
-    source: str  # live | archived | unresolved
+    source: str  # live | archived | unresolved | openclaw (read in place from its agent database)
     kind: str | None
     event_count: int
 
@@ -195,6 +195,7 @@ class ForgetPlan:
     snippets: tuple[str, ...]  # what the residual check searches for
     purge_transcripts: bool
     fingerprint: str
+    openclaw_commands: tuple[str, ...] = ()  # OpenClaw's own forget of its selected sessions
 
     def report(self) -> dict[str, Any]:
         """The spec's dry-run JSON report (§7), camelCase, plus clawmem's ``details``."""

@@ -70,11 +70,14 @@ from clawmem.engine.forget.plan import (
     Survivor,
 )
 from clawmem.engine.forget.text import CURATED
+from clawmem.engine.openclaw.forget import RESOLVED_AS, forget_commands
 from clawmem.engine.sessions import trust
 from clawmem.engine.store import sessions_rows as srows
 from clawmem.engine.times import iso_ms
 
 if TYPE_CHECKING:
+    from clawmem.engine.openclaw.home import OpenClawHome
+    from clawmem.engine.openclaw.sessions import OpenClawSession
     from clawmem.engine.runtime import Reindexer, Runtime
 
 __all__ = ["ForgetPlan", "ForgetResult", "ForgetService", "plan_lines_by_reason", "refuse_unresolved"]
@@ -87,9 +90,13 @@ PARAPHRASE = Survivor(
 
 
 class ForgetService:
-    def __init__(self, runtime: Runtime, reindexer: Reindexer) -> None:
+    """``openclaw``: the OpenClaw home whose sessions may be selected too (engine/openclaw/forget.py
+    says what forgetting one of them removes, and what stays with OpenClaw)."""
+
+    def __init__(self, runtime: Runtime, reindexer: Reindexer, openclaw: OpenClawHome | None = None) -> None:
         self.runtime = runtime
         self.reindexer = reindexer
+        self.openclaw = openclaw
         origins, transcripts, segments = Origins(), Transcripts(), FlushSegments()
         entries, notes, files = CuratedEntries(), SessionNotes(), MemoryFiles()
         index, cache, recall = IndexChunks(), EmbeddingCache(), RecallStore()
@@ -115,6 +122,7 @@ class ForgetService:
         self.state_deletes: tuple[Participant, ...] = (index, cache, recall, candidates, review)
         self.provenance_deletes: tuple[Participant, ...] = (origins, segments, notes, transcripts)
         self.files = files
+        self._theirs: tuple[OpenClawSession, ...] | None = None
         self.checking: tuple[Participant, ...] = (files, index, cache, recall, review, origins, segments, transcripts)
 
     @property
@@ -133,6 +141,11 @@ class ForgetService:
             w = srows.get_window(conn, sel)
             if w is not None:
                 found.append(SessionResolution(sel, w.session_id, w.session_key, "live", w.kind, w.event_count))
+            elif theirs := [s for s in self._openclaw_sessions() if sel in (s.session_id, s.session_key)]:
+                found.extend(
+                    SessionResolution(sel, s.session_id, s.session_key, RESOLVED_AS, s.kind, s.event_count)
+                    for s in theirs
+                )
             else:
                 found.extend(
                     SessionResolution(sel, k.session_id, k.session_key, "live", k.kind, k.event_count)
@@ -156,7 +169,14 @@ class ForgetService:
                     out.append(r)
         return tuple(out)
 
-    # ------------------------------------------------------------------------------------ plan
+    def _openclaw_sessions(self) -> tuple[OpenClawSession, ...]:
+        """The OpenClaw agent's sessions (read once per forget), or none without a home."""
+        if self.openclaw is None:
+            return ()
+        if self._theirs is None:
+            self._theirs = self.openclaw.sessions()
+        return self._theirs
+
     # ------------------------------------------------------------------------------------ plan
 
     def plan(self, selectors: Sequence[str], *, purge_transcripts: bool = False) -> ForgetPlan:
@@ -169,6 +189,7 @@ class ForgetService:
         if not cleaned:
             raise ClawmemError("give at least one --session ID or KEY (see `clawmem session list`)")
         self.runtime.require_workspace()
+        self._theirs = None  # OpenClaw's sessions are read afresh for every plan
         settings = self.runtime.settings
         draft = Draft(
             conn=self._conn,
@@ -189,6 +210,18 @@ class ForgetService:
         """The plan of a planned draft, with its fingerprint (a digest of every field)."""
         changes, changed = draft.changes, {c.path for c in draft.changes}
         survives = [s for p in self.keeping for s in draft.kept.get(p.name, [])] + [PARAPHRASE]
+        theirs = [r for r in draft.resolutions if r.source == RESOLVED_AS]
+        commands = forget_commands(
+            self.openclaw.agent_id if self.openclaw else draft.agent, [r.session_key or r.session_id for r in theirs]
+        )
+        if theirs:
+            survives.append(
+                Survivor(
+                    "OpenClaw's own copy: the transcript, its index and recall store, the files its agent wrote",
+                    ", ".join(r.session_key or r.session_id for r in theirs),
+                    f"clawmem never deletes from OpenClaw's databases; OpenClaw removes them: {commands[-1]}",
+                )
+            )
         curated = tuple(
             CuratedWrite(rel, iso_ms(draft.observed[rel]) if draft.observed.get(rel) else None)
             for rel in CURATED
@@ -240,6 +273,7 @@ class ForgetService:
             snippets=tuple(draft.probes),
             purge_transcripts=draft.purge,
             fingerprint="",
+            openclaw_commands=commands,
         )
         digest = hashlib.sha256(json.dumps(asdict(plan), sort_keys=True, default=str).encode("utf-8")).hexdigest()
         return replace(plan, fingerprint=digest[:16])

@@ -133,10 +133,11 @@ def render_openclaw(events: Sequence[OpenClawEvent]) -> tuple[str, list[str | No
 
 
 def _openclaw_transcripts(
-    openclaw: OpenClawHome, known: Mapping[str, index_rows.SourceRow], force: bool
+    openclaw: OpenClawHome, known: Mapping[str, index_rows.SourceRow], force: bool, forgotten: set[str]
 ) -> dict[str, _Transcript]:
-    """The agent's sessions read in place; only those whose stamp moved are decoded (in one read)."""
-    stamps = openclaw.transcript_stamps()
+    """The agent's sessions read in place (but those forgotten in clawmem); only those whose stamp
+    moved are decoded (in one read)."""
+    stamps = {sid: ms for sid, ms in openclaw.transcript_stamps().items() if sid not in forgotten}
     changed = [
         sid
         for sid, ms in stamps.items()
@@ -179,7 +180,8 @@ def sync_sessions(
     theirs_open = False
     if openclaw is not None:
         try:
-            transcripts.update(_openclaw_transcripts(openclaw, known, force))
+            forgotten = srows.tombstoned_ids(source)  # forgotten in clawmem: never indexed again
+            transcripts.update(_openclaw_transcripts(openclaw, known, force, forgotten))
             theirs_open = True
         except ClawmemError as exc:
             if warn is not None:

@@ -149,6 +149,48 @@ def test_their_sessions_in_session_search(
     assert f"OpenClaw's {lin} (interactive) · events seq 0-" in out
 
 
+def test_forget_an_openclaw_session_removes_what_clawmem_derived(
+    cli, capsys: pytest.CaptureFixture[str], openclaw_home: Path, home: Path
+) -> None:  # type: ignore[no-untyped-def]
+    (home / "config.toml").write_text(
+        '[embedding]\nprovider = "none"\n[index]\nsources = ["memory", "sessions"]\n', encoding="utf-8"
+    )
+    before = digest(openclaw_home)
+    assert cli("index") == 0
+    capsys.readouterr()
+
+    def sam_hits() -> set[str]:
+        assert cli("search", "payments API is degraded", "--source", "sessions", "--json") == 0
+        data = json.loads(capsys.readouterr().out)
+        return {h["session_id"] for h in data["results"] + data["near_misses"]}
+
+    assert cli("session", "show", SAM, "--json") == 0
+    sam = json.loads(capsys.readouterr().out)["summary"]["session_id"]
+    assert sam in sam_hits()
+    assert cli("forget", "--session", SAM, "--dry-run", "--json") == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["sessionResolutions"] == [{"sessionId": sam, "sessionKey": SAM, "source": "openclaw"}]
+    assert plan["artifacts"]["indexChunks"] > 0 and plan["artifacts"]["indexSources"] == 1
+    assert plan["artifacts"]["memoryLines"] == 0 and plan["entryKeys"] == []  # the workspace is OpenClaw's
+    assert {c["path"] for c in plan["details"]["chunks"]} == {f"sessions/openclaw/{sam}.jsonl"}
+    assert plan["details"]["openclawCommands"] == [
+        f"openclaw memory forget --agent main --session {SAM} --dry-run",
+        f"openclaw memory forget --agent main --session {SAM}",
+    ]
+    assert cli("forget", "--session", SAM, "--dry-run") == 0
+    assert "OpenClaw removes its own copy" in capsys.readouterr().out
+    assert digest(openclaw_home) == before
+
+    assert cli("forget", "--session", SAM, "--yes") == 0
+    out = capsys.readouterr().out
+    assert f"tombstoned: {sam}" in out and "0 residual" in out
+    assert cli("index", "--force") == 0  # a rebuild reads OpenClaw's sessions again: not this one
+    capsys.readouterr()
+    assert sam not in sam_hits()
+    assert digest(openclaw_home) == before  # OpenClaw still holds it: clawmem never deletes there
+    assert cli("session", "show", SAM) == 0
+
+
 def test_no_byte_changes_while_openclaw_writes(
     cli, capsys: pytest.CaptureFixture[str], openclaw_home: Path, openclaw_writer
 ) -> None:  # type: ignore[no-untyped-def]

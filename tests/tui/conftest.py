@@ -217,18 +217,22 @@ def make_unindexed_app(
 
 
 @pytest.fixture
-def openclaw_app(user_home: Path, open_engines: list[MemoryEngine]) -> Callable[[], ClawmemApp]:
+def openclaw_app(user_home: Path, open_engines: list[MemoryEngine]) -> Callable[..., ClawmemApp]:
     """The app as ``clawmem --openclaw HOME`` opens it, on a copy of the OpenClaw fixture home
     (tests/fixtures/openclaw-home, made by OpenClaw 2026.9.6) at ``~/openclaw``: the agent's
     workspace, clawmem's own state in ``~/home``. Keyword-only: the recording holds no vectors
     for that workspace's texts, and these screens draw no vector scores."""
 
-    def make() -> ClawmemApp:
+    def make(*, sessions_source: bool = False) -> ClawmemApp:
+        """``sessions_source``: index the agent's sessions too (``[index] sources``)."""
         shutil.copytree(FIXTURES / "openclaw-home", user_home / "openclaw")
         found = OpenClawHome.open(user_home / "openclaw")
         home = user_home / "home"
         home.mkdir()
-        (home / "config.toml").write_text(TEST_CONFIG + '\n[embedding]\nprovider = "none"\n', encoding="utf-8")
+        sources = '\n[index]\nsources = ["memory", "sessions"]\n' if sessions_source else ""
+        (home / "config.toml").write_text(
+            TEST_CONFIG + '\n[embedding]\nprovider = "none"\n' + sources, encoding="utf-8"
+        )
         engine = MemoryEngine(load_settings(home=home, workspace=found.workspace), openclaw=found)
         engine.sync()
         open_engines.append(engine)

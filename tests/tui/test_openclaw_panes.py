@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from clawmem.tui.app import ClawmemApp
+from clawmem.tui.screens.forget import ForgetPane
 from clawmem.tui.screens.sessions import OPENCLAW_KEY, SessionsPane
 from rich.console import Console
 from textual.pilot import Pilot
@@ -56,8 +57,40 @@ async def test_sessions_pane_lists_openclaws_sessions_and_reads_them_in_place(
         assert "Sam (telegram:1002) ✗ not the owner" in header and "1 external result" in header
         transcript = shown(app, "#sessions-transcript")
         assert "[external] " in transcript and "web_fetch" in transcript
-        # A note or a forget stays with OpenClaw: neither is offered on its session.
-        assert pane.check_action("write_note", ()) is None and pane.check_action("forget", ()) is None
+        # No note (OpenClaw's own hook writes those); a forget of what clawmem derived is offered.
+        assert pane.check_action("write_note", ()) is None and pane.check_action("forget", ()) is True
+    assert digest(user_home / "openclaw") == before
+
+
+async def test_forget_an_openclaw_session_from_the_sessions_pane(
+    openclaw_app: Callable[..., ClawmemApp], user_home: Path
+) -> None:
+    app = openclaw_app(sessions_source=True)
+    before = digest(user_home / "openclaw")
+    sam = session_id_of(app, SAM)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("8")
+        await settle(pilot)
+        pane = app.query_one(SessionsPane)
+        pane.query_one("#sessions-table").focus()
+        for _ in range(3):
+            if pane.session_id == OPENCLAW_KEY + sam:
+                break
+            await pilot.press("j")
+            await settle(pilot)
+        await pilot.press("f")
+        forget = app.query_one(ForgetPane)
+        await wait_for(pilot, lambda: forget.plan is not None and forget.plan.session_ids == (sam,))
+        await settle(pilot)
+        plan = forget.plan
+        assert plan is not None
+        assert [r.source for r in plan.resolutions] == ["openclaw"]
+        assert {c.path for c in plan.chunks} == {f"sessions/openclaw/{sam}.jsonl"} and plan.artifacts.memory_lines == 0
+        header = shown(app, "#forget-header")
+        assert f"◆ {sam}" in header and "OpenClaw's, read in place" in header
+        assert f"openclaw memory forget --agent main --session {SAM} --dry-run" in header
+        assert "◆ OpenClaw home ~/openclaw/.openclaw · its databases read-only" in app.status_bar.render().plain
     assert digest(user_home / "openclaw") == before
 
 
@@ -80,14 +113,18 @@ async def test_status_pane_reports_the_home_and_its_agents_index(
     assert digest(user_home / "openclaw") == before
 
 
-@pytest.mark.parametrize("pane", ["status", "sessions"])
-def test_openclaw_home_snapshot(snap_compare, openclaw_app: Callable[[], ClawmemApp], pane: str) -> None:
+@pytest.mark.parametrize("pane", ["status", "sessions", "forget"])
+def test_openclaw_home_snapshot(snap_compare, openclaw_app: Callable[..., ClawmemApp], pane: str) -> None:
     async def run_before(pilot: Pilot[object]) -> None:
         await settle(pilot)
         await pilot.press("4" if pane == "status" else "8")
         await settle(pilot)
-        if pane == "sessions":
+        if pane in ("sessions", "forget"):
             await pilot.press("j")  # the second OpenClaw session
             await settle(pilot)
+        if pane == "forget":
+            await pilot.press("f")  # what forgetting it removes here, and OpenClaw's own command
+            await settle(pilot)
 
-    assert snap_compare(openclaw_app(), terminal_size=(160, 45), run_before=run_before)
+    app = openclaw_app(sessions_source=pane == "forget")
+    assert snap_compare(app, terminal_size=(160, 45), run_before=run_before)

@@ -265,8 +265,9 @@ def _print_plan(plan: ForgetPlan) -> None:
     print()
     print("Sessions:")
     for r in plan.resolutions:
-        extra = f" ({r.kind}, {r.event_count} events)" if r.source == "live" else ""
-        print(f"  {r.session_id}  key {r.session_key or '-'}  {r.source}{extra}")
+        extra = f" ({r.kind}, {r.event_count} events)" if r.source in ("live", "openclaw") else ""
+        source = "OpenClaw's (read in place)" if r.source == "openclaw" else r.source
+        print(f"  {r.session_id}  key {r.session_key or '-'}  {source}{extra}")
     print()
     print(f"Entries ({a.memory_entries}):")
     for e in plan.entries:
@@ -314,6 +315,11 @@ def _print_plan(plan: ForgetPlan) -> None:
         print("Refusals:")
         for refusal in plan.refusals:
             print(f"  - {refusal.what}: {refusal.reason}")
+    if plan.openclaw_commands:
+        print()
+        print("OpenClaw removes its own copy (clawmem never deletes from its databases); preview, then run:")
+        for command in plan.openclaw_commands:
+            print(f"  {command}")
 
 
 def _details(plan: ForgetPlan) -> dict[str, Any]:
@@ -331,6 +337,7 @@ def _details(plan: ForgetPlan) -> dict[str, Any]:
             "originRows": plan.origin_rows,
             "segments": plan.segments,
             "survives": plan.survives,
+            "openclawCommands": plan.openclaw_commands,
             "snippets": len(plan.snippets),
             "fingerprint": plan.fingerprint,
         }

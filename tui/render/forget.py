@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from clawmem.engine.forget.service import ForgetPlan, ForgetResult, plan_lines_by_reason
+from clawmem.engine.openclaw.sessions import OpenClawSession
 from clawmem.engine.sessions.service import SessionSummary
 from clawmem.tui.render.sessions import origin_text
 from rich.console import Group, RenderableType
@@ -431,11 +432,18 @@ def render_plan_header(plan: ForgetPlan) -> Text:
         if r.source == "unresolved":
             head.append(f"{r.session_id}: no such session (only a tombstone would be recorded)", style="yellow")
             continue
+        if r.source == "openclaw":
+            head.append("◆ ", style="magenta")
         head.append(r.session_id, style="bold")
-        extra = [r.session_key or "no key", r.source]
-        if r.source == "live":
+        extra = [r.session_key or "no key", "OpenClaw's, read in place" if r.source == "openclaw" else r.source]
+        if r.source in ("live", "openclaw"):
             extra += [r.kind or "", counted(r.event_count, "event")]
         head.append(f" ({' · '.join(e for e in extra if e)})", style="dim")
+    if plan.openclaw_commands:
+        head.append("\n")
+        head.append("OpenClaw's own copy stays; remove it there: ", style="yellow")
+        head.append(plan.openclaw_commands[0], style="bold")
+        head.append(", then without --dry-run", style="dim")
     return head
 
 
@@ -482,6 +490,15 @@ def confirm_body(plan: ForgetPlan) -> str:
     kept = "" if plan.purge_transcripts else " The transcripts are kept."
     return (
         f"{deleted_summary(plan)} — and records a tombstone so {which} never imported again.{kept} It cannot be undone."
+    )
+
+
+def openclaw_session_prompt(s: OpenClawSession) -> Text:
+    """An OpenClaw session in the picker: marked ◆ as in the Sessions pane."""
+    return Text.assemble(
+        ("◆ ", "magenta"),
+        (s.session_id, "bold"),
+        (f"  {s.kind} · {counted(s.event_count, 'event')} · {s.session_key} · OpenClaw's", "dim"),
     )
 
 

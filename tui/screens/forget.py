@@ -14,12 +14,15 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError
 from clawmem.engine.forget.service import ForgetPlan, ForgetResult
+from clawmem.engine.openclaw.sessions import OpenClawSession
 from clawmem.engine.sessions.service import SessionSummary
 from clawmem.tui.render.forget import (
     confirm_body,
     counted,
     group_rows,
+    openclaw_session_prompt,
     render_group,
     render_plan_header,
     render_result_header,
@@ -104,6 +107,7 @@ class ForgetPane(Pane):
     def __init__(self) -> None:
         super().__init__(id="forget-pane")
         self.sessions: tuple[SessionSummary, ...] = ()
+        self.openclaw_sessions: tuple[OpenClawSession, ...] = ()  # with ``clawmem --openclaw``
         self.chosen: list[str] = []
         self.plan: ForgetPlan | None = None
         self.result: ForgetResult | None = None
@@ -156,21 +160,38 @@ class ForgetPane(Pane):
             self.compute_plan()  # the memory may have changed under the preview
 
     def _load_sessions(self) -> None:
+        def read() -> tuple[tuple[SessionSummary, ...], tuple[OpenClawSession, ...]]:
+            theirs: tuple[OpenClawSession, ...] = ()
+            if self.engine.openclaw is not None:
+                try:
+                    theirs = self.engine.openclaw.sessions()
+                except ClawmemError:  # a refused shape: the Sessions pane says why; clawmem's own still show
+                    pass
+            return self.engine.sessions.summaries(), theirs
+
         self.run_engine(
-            lambda: self.engine.sessions.summaries(),
-            self._show_sessions,
+            read,
+            lambda got: self._show_sessions(*got),
             group="forget-sessions",
             failure="sessions could not be read",
         )
 
-    def _show_sessions(self, sessions: tuple[SessionSummary, ...]) -> None:
+    def _show_sessions(
+        self, sessions: tuple[SessionSummary, ...], openclaw: tuple[OpenClawSession, ...] | None = None
+    ) -> None:
         self.sessions = sessions
+        if openclaw is not None:
+            self.openclaw_sessions = openclaw
         picker: SelectionList[str] = self.query_one("#forget-sessions", SelectionList)
         highlighted = picker.highlighted
         with picker.prevent(SelectionList.SelectedChanged, SelectionList.SelectionToggled):
             picker.clear_options()
             picker.add_options(
                 [Selection(session_prompt(s), s.session_id, s.session_id in self.chosen) for s in sessions]
+                + [
+                    Selection(openclaw_session_prompt(s), s.session_id, s.session_id in self.chosen)
+                    for s in self.openclaw_sessions
+                ]
             )
         if picker.option_count:
             picker.highlighted = min(highlighted or 0, picker.option_count - 1)

@@ -8,7 +8,8 @@ only colour — then its flush provenance and the MEMORY.md entries derived from
 
 Opened on an OpenClaw home (``clawmem --openclaw``), the agent's own sessions are rows of the same
 table, marked ◆ and read in place from its database: their events with the trust class clawmem
-derives, never a note or a forget (those stay with OpenClaw).
+derives. No note is written for them (OpenClaw's own hook writes those); ``f`` previews forgetting
+what clawmem derived from one, with the OpenClaw command that removes its own copy.
 """
 
 from __future__ import annotations
@@ -265,8 +266,13 @@ class SessionsPane(Pane):
             ok = s is not None and s.kind == "interactive" and not s.forgotten_at and not s.note_path
             return True if ok else None
         if action == "forget":
-            return True if s is not None else None
+            return True if s is not None or self._selected_openclaw() is not None else None
         return True
+
+    def _selected_openclaw(self) -> str | None:
+        """The id of the selected OpenClaw session (None when the selection is clawmem's own)."""
+        key = self.session_id or ""
+        return key.removeprefix(OPENCLAW_KEY) if key.startswith(OPENCLAW_KEY) else None
 
     def action_import_session(self) -> None:
         from clawmem.tui.modals.import_session import ImportSessionModal
@@ -342,10 +348,11 @@ class SessionsPane(Pane):
 
     def action_forget(self) -> None:
         s = self._selected()
-        if s is None:
+        picked = s.session_id if s is not None else self._selected_openclaw()
+        if picked is None:
             return
         # Drop the focus first: a focused table that gets hidden hands the focus to a sibling in this
         # (hidden) tab, which switches the tabs back for a frame. Then the Forget pane focuses its plan.
         self.screen.set_focus(None)
         self.app.screen_stack[0].query_one(TabbedContent).active = "forget"
-        self.clawmem_app.pane(ForgetPane).preselect((s.session_id,))
+        self.clawmem_app.pane(ForgetPane).preselect((picked,))

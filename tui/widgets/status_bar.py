@@ -1,4 +1,5 @@
-"""The one-line status bar: indexing/embedding progress, warnings, search mode, workspace."""
+"""The one-line status bar: indexing/embedding progress, warnings, the OpenClaw home when one is
+open (and that its databases are only read), search mode, workspace."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class StatusBar(Static):
     activity: reactive[str] = reactive("")
     mode: reactive[str] = reactive("")
     warning: reactive[str] = reactive("")
+    openclaw: reactive[str] = reactive("")  # the OpenClaw state dir (``clawmem --openclaw``), or ""
 
     def progress(self, phase: str, done: int, total: int, detail: str = "") -> None:
         if phase == "model":
@@ -54,6 +56,8 @@ class StatusBar(Static):
             parts.append((self.activity, "italic", False))
         if self.warning:
             parts.append((f"⚠ {self.warning}", "bold yellow", True))
+        if self.openclaw:
+            parts.append((f"◆ OpenClaw home {home_relative(self.openclaw)} · its databases read-only", "magenta", True))
         if self.mode:
             parts.append((self.mode, "", False))
         parts.append((home_relative(self.workspace), "bold", True))
