@@ -78,6 +78,14 @@ def _miss_note(returned: bool, *, keyword: bool) -> str:
     return f"returned without passing min_score ({how})"
 
 
+def content_weights(mode: str, vector_weight: float, text_weight: float) -> tuple[float, float]:
+    """The (vector, keyword) weights the content score used: the configured ones in hybrid mode
+    (engine/search/scoring.py), all on the one leg that ran otherwise."""
+    if mode == "hybrid":
+        return (vector_weight, text_weight)
+    return (1.0, 0.0) if mode == "vector-only" else (0.0, 1.0)
+
+
 def run_search(
     conn: apsw.Connection,
     caches: SearchCaches,
@@ -174,4 +182,5 @@ def run_search(
         ages_from_dates=bool(pool.dated.weight),
         half_life_days=s.half_life_days if s.decay_enabled else None,
         max_decay=scorer.max_decay,
+        content_weights=content_weights(pool.mode, s.vector_weight, s.text_weight),
     )

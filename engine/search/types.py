@@ -87,6 +87,7 @@ class SearchResponse:
     ages_from_dates: bool = False  # … so a diary's age (decay) is its distance from them, not from now
     half_life_days: float | None = None  # the decay's half-life; None: decay off
     max_decay: float | None = None  # default scoring: decay = 1 − max_decay·(1 − recency); None: decay = recency
+    content_weights: tuple[float, float] = (0.7, 0.3)  # (vector, keyword) the content score was built with
 
 
 @dataclass(frozen=True)

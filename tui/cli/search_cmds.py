@@ -10,11 +10,18 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.memory_get import MAX_CHARS
 from clawmem.engine.search.dates import REPORT_DAYS
+from clawmem.engine.search.explain import (
+    age_note,
+    content_formula,
+    keyword_note,
+    nothing_qualified,
+    path_tier_label,
+    qualifies_note,
+)
 from clawmem.engine.search.scoring import LINE_WEIGHT
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.engine.sessions import index as session_index
 from clawmem.tui.cli import common
-from clawmem.tui.score_notes import age_note, keyword_note, qualifies_note
 
 SCORINGS = ("calibrated", "openclaw")
 LINE_FORMULA = f"vector = {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·line"
@@ -183,7 +190,7 @@ def _f(value: float | None, digits: int = 3) -> str:
 def explain_lines(hit: SearchHit, response: SearchResponse, min_score: float) -> list[str]:
     b = hit.breakdown
     scoring = response.scoring
-    tier = {3: "full path", 2: "file name", 1: "file stem"}.get(b.path_tier, "none")
+    tier = path_tier_label(b.path_tier)
     rows = [
         (
             "vector",
@@ -198,7 +205,10 @@ def explain_lines(hit: SearchHit, response: SearchResponse, min_score: float) ->
         ),
         ("keyword", f"{_f(b.keyword)}  ({keyword_note(hit, scoring)})"),
         *([("date", f"{_f(b.date_match, 2)}  ({DATE_NOTE})")] if b.date_match is not None else []),
-        ("content", f"{_f(b.content)}  = 0.7·vector + 0.3·keyword" + ("  → (1+c)/2 exact path" if b.path_tier else "")),
+        (
+            "content",
+            f"{_f(b.content)}  = {content_formula(response)}" + ("  → (1+c)/2 exact path" if b.path_tier else ""),
+        ),
         ("decay", f"× {_f(b.decay)}  ({age_note(hit, response)})"),
         ("importance", f"× {_f(b.importance_factor, 2)}  (importance {b.importance or '—'})"),
         ("project", f"× {_f(b.project_factor, 2)}"),
@@ -293,7 +303,7 @@ def cmd_search(args: argparse.Namespace) -> int:
                 print(f"  {hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}  {_one_line(hit.snippet)}")
     elif response.threshold_rescue:
         shown = "keyword hits" if response.scoring == "openclaw" else "closest memories"
-        print(f"(nothing qualified at the {threshold} threshold; showing the {shown} below it instead)")
+        print(f"({nothing_qualified(threshold, shown)})")
     for hit in response.results:
         print_hit(hit, args.explain, response, threshold)
     if args.explain or args.near_misses:

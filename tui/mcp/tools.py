@@ -22,6 +22,7 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.forget.service import refuse_unresolved
 from clawmem.engine.intents.service import STATUSES, MatchReport, StandingIntent
+from clawmem.engine.search.explain import nothing_qualified, why_sentence
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.tui.cli import common, intent_cmds, search_cmds
 from clawmem.tui.mcp.door import MemoryDoor
@@ -124,38 +125,6 @@ class MemoryGetArgs(ArgModelBase):
 # ----------------------------------------------------------------------------- memory_search
 
 
-def why_sentence(hit: SearchHit, rank: int, r: SearchResponse, *, threshold: float, rescue: bool) -> str:
-    """Why the hit ranks where it does, as one sentence read off its breakdown."""
-    b = hit.breakdown
-    if b.path_tier:
-        kind = {3: "the full path", 2: "the file name", 1: "the file stem"}.get(b.path_tier, "the path")
-        return f"#{rank}: the query names {kind}, and exact path matches come first."
-    parts = [f"#{rank} with {hit.score:.3f}: content {b.content:.3f} (vector {b.vector:.3f}, keyword {b.keyword:.3f})"]
-    if r.max_decay is not None:  # the default scoring: eligibility before decay
-        parts.append(f"qualifies at {b.qualifying:.3f}")
-    if b.age_days is None:
-        parts.append("no decay (evergreen)")
-    elif b.decay < 0.999:
-        held = " — decay holds it back" if b.decay < 0.5 else ""
-        ranked = f"ranked at {b.pre_threshold:.3f} by age: " if r.max_decay is not None else ""
-        parts.append(f"{ranked}× decay {b.decay:.3f} ({b.age_days:.0f} days old){held}")
-    if b.importance_factor != 1.0:
-        verb = "lifts" if b.importance_factor > 1 else "lowers"
-        parts.append(f"importance {b.importance} {verb} it × {b.importance_factor:.2f}")
-    if b.project_factor != 1.0:
-        verb = "boosts" if b.project_factor > 1 else "lowers"
-        parts.append(f"the project factor {verb} it × {b.project_factor:.2f}")
-    if b.line is not None:
-        parts.append(f"best line {b.line}")
-    if rescue:
-        why = "keywords matched" if "keyword" in hit.legs or r.scoring == "openclaw" else "it is the closest in meaning"
-        parts.append(f"below the {threshold:g} threshold, returned because nothing qualified and {why}")
-    elif hit.note:
-        parts.append(hit.note)
-    legs = ", ".join(hit.legs)
-    return "; ".join(parts) + (f"; found by {legs}." if legs else ".")
-
-
 def hit_out(
     hit: SearchHit, rank: int, r: SearchResponse, *, threshold: float, rescue: bool, explain: bool
 ) -> dict[str, Any]:
@@ -242,7 +211,7 @@ def search_out(
     lines = [f"{len(hits)} result{'s' if len(hits) != 1 else ''} for {r.query!r} ({coverage})"]
     if r.threshold_rescue:
         shown = "keyword hits" if r.scoring == "openclaw" else "closest memories"
-        lines.append(f"(nothing qualified at {threshold:g}; these are the {shown} below it)")
+        lines.append(f"({nothing_qualified(threshold, shown)})")
     for h, hit in zip(hits, r.results, strict=True):
         origin = hit.provenance.origin_class
         lines.append(f"{hit.score:.3f} {h['citation']} [{origin}] {_clip(hit.snippet)}")

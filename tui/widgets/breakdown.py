@@ -3,10 +3,16 @@ the threshold produced its score — with bars and the numbers behind them."""
 
 from __future__ import annotations
 
-from clawmem.engine.search.dates import REPORT_DAYS
+from clawmem.engine.search.explain import (
+    age_note,
+    content_sum,
+    date_note,
+    keyword_note,
+    path_tier_label,
+    qualifies_note,
+)
 from clawmem.engine.search.scoring import LINE_WEIGHT
 from clawmem.engine.search.types import SearchHit, SearchResponse
-from clawmem.tui.score_notes import age_note, keyword_note, qualifies_note
 from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -14,7 +20,6 @@ from rich.text import Text
 from textual.widgets import Static
 
 BAR_WIDTH = 12
-TIER = {3: "full path", 2: "file name", 1: "file stem"}
 
 
 def bar(value: float, width: int = BAR_WIDTH, style: str = "cyan") -> Text:
@@ -45,7 +50,6 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     table.add_column(width=BAR_WIDTH)
     table.add_column(justify="right", width=6)
     table.add_column(ratio=1)
-    weights = (0.7, 0.3)
     cos = f"cosine {_n(b.vector_raw)}" if b.vector_raw is not None else "no vector for this chunk"
     if b.vector_z is not None:
         cos += f" · {b.vector_z:+.1f} σ vs background"
@@ -71,9 +75,9 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
             _n(b.date_match, 2),
             Text(date_note(b.date_match, response), style="dim"),
         )
-    formula = f"= {weights[0]}·{b.vector:.2f} + {weights[1]}·{b.keyword:.2f}"
+    formula = content_sum(hit, response)
     if b.path_tier:
-        formula += f"  → (1+c)/2 ({TIER.get(b.path_tier, '')})"
+        formula += f"  → (1+c)/2 ({path_tier_label(b.path_tier)})"
     table.add_row("content", bar(b.content, style="blue"), _n(b.content, 2), Text(formula, style="dim"))
     table.add_row("× decay", bar(b.decay, style="yellow"), _n(b.decay, 3), Text(age_note(hit, response), style="dim"))
     imp = f"importance {b.importance}" if b.importance else "no importance annotation"
@@ -111,16 +115,6 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     parts.append(Text(""))
     parts.append(snippet_text(hit))
     return Group(*parts)
-
-
-def date_note(match: float, response: SearchResponse) -> str:
-    """Why a hit's date concept counts as it does: the dates asked, and where this chunk stands."""
-    asked = ", ".join(d.split(" (")[0] for d in response.dates)
-    if match >= 1.0:
-        return f"of {asked}, asked for"
-    if match > 0:
-        return f"written {round((1 - match) * (REPORT_DAYS + 1))} d after {asked}"
-    return f"not of {asked}"
 
 
 def best_line_text(hit: SearchHit, width: int = 30) -> str:
