@@ -25,10 +25,10 @@ SearchMode = Literal["hybrid", "fts-only", "vector-only"]
 """What a search actually ran, after the model and the index had their say."""
 
 OriginClass = Literal["owner", "agent", "system", "untrusted"]
-"""Who a line came from (spec §8); ordered from most to least trusted."""
+"""Who a line came from (docs/memory-core.md §8); ordered from most to least trusted."""
 
 IntentStatus = Literal["pending", "armed", "fired", "done", "cancelled", "expired"]
-"""A standing intent's state (spec §7's state machine)."""
+"""A standing intent's state (docs/memory-core.md §7's state machine)."""
 
 JobStatus = Literal["active", "done", "cancelled"]
 """A timed job's state."""
@@ -53,7 +53,7 @@ def narrow(value: str, allowed: tuple[K, ...], what: str) -> K:
 
 
 def origin_class(value: str | None) -> OriginClass:
-    """A stored origin class; an unknown or missing one counts as untrusted (spec §8: trust is
+    """A stored origin class; an unknown or missing one counts as untrusted (docs/memory-core.md §8: trust is
     never assumed)."""
     for name in ORIGIN_CLASSES:
         if value == name:

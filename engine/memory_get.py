@@ -1,4 +1,4 @@
-"""``memory_get`` (spec §4): read a slice of a memory file, safely.
+"""``memory_get`` (docs/memory-core.md §4): read a slice of a memory file, safely.
 
 The path must pass :func:`engine.paths.resolve_memory_path`. Defaults: 120 lines and at most
 12,000 characters; when the slice is cut short, ``next_from`` says where to continue.

@@ -1,4 +1,4 @@
-"""Short-term recall signals (spec §5): what searches keep finding, for Dreaming to promote.
+"""Short-term recall signals (docs/memory-core.md §5): what searches keep finding, for Dreaming to promote.
 
 Every recorded search hit with source ``memory`` and a short-term path (a dated note under
 ``memory/``, not ``memory/dreaming/``) updates its entry ``memory:<path>:<a>:<b>:<claimHash>``:

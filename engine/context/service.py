@@ -22,7 +22,7 @@ clawmem's rules on top (spec "Where clawmem decides"):
 - superseded USER.md entries (``<!-- observed: … | status: superseded -->`` + bullet) are removed
   before anything is measured: the 4,000 cap is compared with what remains, and the omitted lines
   are reported as ``omitted``;
-- MEMORY.md and USER.md load only in private main sessions (spec §1) and only when their
+- MEMORY.md and USER.md load only in private main sessions (docs/memory-core.md §1) and only when their
   provenance is eligible (:func:`curated_file_eligibility`). Note: OpenClaw's current code also
   sends USER.md to group and cron sessions; clawmem follows the spec.
 
@@ -56,7 +56,7 @@ from clawmem.engine.workspace.names import CURATED_ROOT_FILES, MEMORY_FILE, USER
 if TYPE_CHECKING:
     from clawmem.engine.runtime import Runtime, Searcher
 
-STARTUP_KINDS = ("private", "group", "cron", "subagent")  # what kind of session starts (spec §6)
+STARTUP_KINDS = ("private", "group", "cron", "subagent")  # what kind of session starts (docs/memory-core.md §6)
 BOOTSTRAP_ORDER = (
     "AGENTS.md",
     "SOUL.md",
@@ -70,7 +70,7 @@ BOOTSTRAP_ORDER = (
 )
 MEMORY_FILES = CURATED_ROOT_FILES  # the files curated_file_eligibility gates
 # Which bootstrap files each session kind receives (OpenClaw ``filterBootstrapFilesForSession``,
-# with USER.md kept to private sessions as spec §1 says).
+# with USER.md kept to private sessions as docs/memory-core.md §1 says).
 _ALLOWED: dict[str, frozenset[str]] = {
     "private": frozenset(BOOTSTRAP_ORDER),
     "group": frozenset({"AGENTS.md", "TOOLS.md", "SOUL.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md"}),
@@ -326,7 +326,7 @@ class ContextService:
             disk = cb.u16len(text)
             if name not in _ALLOWED[kind]:
                 why = (
-                    f"{name} is loaded only in private main sessions (spec §1)"
+                    f"{name} is loaded only in private main sessions (docs/memory-core.md §1)"
                     if name in MEMORY_FILES
                     else f"OpenClaw does not send {name} to {kind} sessions"
                 )
@@ -535,7 +535,7 @@ class ContextService:
     # ------------------------------------------------------------------ triggers
 
     def triggers(self, message: str, active_projects: Sequence[str] = ()) -> TriggerPreview:
-        """Replay Active Memory lane 1 for ``message`` (spec §9) and explain every candidate."""
+        """Replay Active Memory lane 1 for ``message`` (docs/memory-core.md §9) and explain every candidate."""
         if not message.strip():
             raise ClawmemError("the message is empty: give the text of an incoming message")
         active = tuple(dict.fromkeys(k for k in (normalize_project_key(p) for p in active_projects) if k))

@@ -1,4 +1,4 @@
-"""Active Memory lane 1: how strongly a message hits an entry's trigger phrases (spec §9).
+"""Active Memory lane 1: how strongly a message hits an entry's trigger phrases (docs/memory-core.md §9).
 
 OpenClaw (``extensions/active-memory/trigger-recall.ts``):
 

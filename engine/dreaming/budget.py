@@ -1,4 +1,4 @@
-"""Keep MEMORY.md within its character budget (MC ``memory-budget.ts``, spec §5 Apply 6).
+"""Keep MEMORY.md within its character budget (MC ``memory-budget.ts``, docs/memory-core.md §5 Apply 6).
 
 Only *fully generated* dated sections — ``## Promoted From Short-Term Memory (…)`` or
 ``## Consolidated Memory (…)`` whose whole body is marker + single bullet pairs (optionally under

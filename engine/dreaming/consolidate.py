@@ -1,4 +1,5 @@
-"""The consolidation decision and its validation (spec §5 Apply 2–4, 6; DESIGN §6), without an LLM.
+"""The consolidation decision and its validation, without an LLM (docs/memory-core.md §5 Apply
+2–4, 6; docs/design.md §6).
 
 Decision, per candidate, deterministic:
 

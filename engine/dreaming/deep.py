@@ -1,4 +1,4 @@
-"""Deep sleep ranking (spec §5 Ranking): components, phase boosts, gates, and why.
+"""Deep sleep ranking (docs/memory-core.md §5 Ranking): components, phase boosts, gates, and why.
 
 Every recall entry is explained, not only the winners: each of the six components, its weighted
 share, the light/REM boost, every gate with what it needed and what the entry has, and one plain

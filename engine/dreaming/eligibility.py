@@ -1,8 +1,8 @@
-"""Who may become a Dreaming candidate (spec §8 and OpenClaw's ``dreaming-consolidation-candidates``).
+"""Who may become a Dreaming candidate (docs/memory-core.md §8 and OpenClaw's ``dreaming-consolidation-candidates``).
 
 - Origin ``untrusted`` or ``system`` never promotes, on any path (ranking, light, REM, apply). The
   origin that counts is the least trusted of the entry's own and its file's: a daily note whose
-  flush record is untrusted quarantines every entry from it (spec §8, file level).
+  flush record is untrusted quarantines every entry from it (docs/memory-core.md §8, file level).
 - Light and REM apply the same exclusions as Deep before they rank anything
   (:func:`phase_excluded`), so quarantined text never appears in DREAMS.md either.
 - Consolidation takes only ``owner`` or ``agent`` origins; *session-derived* entries (the session

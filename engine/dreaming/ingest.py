@@ -1,4 +1,4 @@
-"""Daily-note ingestion (spec §5 "Daily ingestion adds to dailyCount"), as OpenClaw's Light/REM
+"""Daily-note ingestion (docs/memory-core.md §5 "Daily ingestion adds to dailyCount"), as OpenClaw's Light/REM
 prelude does it.
 
 Each dated note directly under ``memory/`` whose day lies within max(14, phase lookback) days is

@@ -1,4 +1,4 @@
-"""Light sleep (spec §5): stage recent short-term entries as candidates; never touches MEMORY.md.
+"""Light sleep (docs/memory-core.md §5): stage recent short-term entries as candidates; never touches MEMORY.md.
 
 As OpenClaw's ``runLightDreaming``: entries recalled within the lookback (2 days) whose source
 file still exists, that Light has not staged since their last recall, and that Deep's trust

@@ -14,7 +14,7 @@ from clawmem.engine.kinds import ProposalStatus
 
 @dataclass(frozen=True)
 class Components:
-    """The six Deep ranking components, each clamped to [0, 1] (spec §5 Ranking)."""
+    """The six Deep ranking components, each clamped to [0, 1] (docs/memory-core.md §5 Ranking)."""
 
     frequency: float
     relevance: float

@@ -1,4 +1,4 @@
-"""Re-read a candidate's snippet from its live source file before it is written (spec §5 Apply 1).
+"""Re-read a candidate's snippet from its live source file before it is written (docs/memory-core.md §5 Apply 1).
 
 As OpenClaw's ``rehydratePromotionCandidate``: the stored line range is used when its text still
 matches; otherwise the nearest window (up to max(span + 3, 8) lines) that contains the stored

@@ -1,4 +1,4 @@
-"""REM sleep (spec §5): themes across recent memories; never touches MEMORY.md.
+"""REM sleep (docs/memory-core.md §5): themes across recent memories; never touches MEMORY.md.
 
 As OpenClaw's ``previewRemDreaming``, after Deep's trust exclusions (see
 :func:`engine.dreaming.eligibility.phase_excluded`): the memories of the lookback (7 days) —

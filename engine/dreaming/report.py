@@ -1,4 +1,4 @@
-"""DREAMS.md, the human review surface (spec §1, §5): diary entries, phase blocks, history.
+"""DREAMS.md, the human review surface (docs/memory-core.md §1, §5): diary entries, phase blocks, history.
 
 Formats follow OpenClaw's writers:
 

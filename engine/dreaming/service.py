@@ -1,6 +1,6 @@
 """``DreamingService`` (``engine.dreaming``): one Dreaming cycle, the review queue, revert, history.
 
-A cycle: daily-note ingestion → Light → REM → Deep (spec §5 order), then the DREAMS.md report.
+A cycle: daily-note ingestion → Light → REM → Deep (docs/memory-core.md §5 order), then the DREAMS.md report.
 Deep ranks, re-checks trust, re-reads each candidate from its live file and plans the MEMORY.md
 change (consolidated rewrite, or the append-only fallback). With ``dreaming.review = "manual"``
 (the default) the plan becomes a *proposal* in the review queue; ``"auto"`` (or ``apply=True``)
@@ -114,7 +114,7 @@ class DreamingService:
 
     @property
     def clock(self) -> Clock:
-        """The engine's clock in Dreaming's zone: ``dreaming.timezone``, else the user's (spec §5).
+        """The engine's clock in Dreaming's zone: ``dreaming.timezone``, else the user's (docs/memory-core.md §5).
         It decides the day a cycle belongs to, the dated section headings, the diary's date line
         and when ``dream --at HH:MM`` is due."""
         zone = self.config.timezone
@@ -711,7 +711,7 @@ class DreamingService:
     def _run_history(
         self, deep: DeepReport, proposal: Proposal | None, applied: ApplyResult | None
     ) -> tuple[int, int, int, tuple[str, ...], tuple[str, ...]]:
-        """This Deep run's ``## Memory Consolidation History`` block (spec §5: every run, applied
+        """This Deep run's ``## Memory Consolidation History`` block (docs/memory-core.md §5: every run, applied
         or not): counts of what changed MEMORY.md now, notes, highlights."""
         notes: tuple[str, ...] = ()
         if applied is not None and applied.applied:

@@ -1,4 +1,4 @@
-"""Lineage forget (spec §7): a plan that shows every artifact, a run that deletes them, and a
+"""Lineage forget (docs/memory-core.md §7): a plan that shows every artifact, a run that deletes them, and a
 residual check that proves nothing is left.
 
 ``plan(selectors)`` resolves each selector (a session id, or a session key: every session with

@@ -1,4 +1,4 @@
-"""Index identity (spec §3): what an index was built with. Any difference = "mismatched".
+"""Index identity (docs/memory-core.md §3): what an index was built with. Any difference = "mismatched".
 
 A mismatched index is never silently mixed with new vectors: semantic search pauses (keyword
 search keeps working on the old text) and the user is told to run ``clawmem index --force``.

@@ -1,4 +1,4 @@
-"""Full rebuild into a shadow database, then an atomic publish (spec §3 "Full rebuild").
+"""Full rebuild into a shadow database, then an atomic publish (docs/memory-core.md §3 "Full rebuild").
 
 1. Remember the live ``memory_index_state.revision``.
 2. Build a temp DB at ``<db>.memory-reindex-<uuid>``, seeded with the live embedding cache.

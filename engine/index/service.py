@@ -354,7 +354,7 @@ class IndexService:
         return embedded, total
 
     def reset(self) -> None:
-        """Drop the derived tables (spec §2); sessions, origins, intents … are kept."""
+        """Drop the derived tables (docs/memory-core.md §2); sessions, origins, intents … are kept."""
         with self.runtime.lock("reindex", timeout=30.0):
             conn = self.store.conn()
             drop_derived(conn)

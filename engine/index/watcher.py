@@ -1,4 +1,4 @@
-"""Watch the workspace for memory-file changes (watchdog), debounced 1.5 s (spec §3).
+"""Watch the workspace for memory-file changes (watchdog), debounced 1.5 s (docs/memory-core.md §3).
 
 The callback receives the set of workspace-relative paths that changed (created, modified,
 moved or deleted) once no further event arrived for the debounce interval. It runs on the

@@ -1,4 +1,4 @@
-"""Standing intents (spec §6): "remind me of X when someone mentions Y", as stored state.
+"""Standing intents (docs/memory-core.md §6): "remind me of X when someone mentions Y", as stored state.
 
 An intent is a row a program executes, never a sentence the model might remember. States:
 ``armed`` (created) → ``fired`` (after a fire, during its cooldown) → ``armed`` again → … →

@@ -1,11 +1,11 @@
-"""Forgetting one of OpenClaw's sessions from clawmem (spec §7, issue "a real OpenClaw home").
+"""Forgetting one of OpenClaw's sessions from clawmem (docs/memory-core.md §7, issue "a real OpenClaw home").
 
 clawmem never deletes from OpenClaw's databases or rewrites the agent's files on its behalf: a
 forget of an OpenClaw session removes what clawmem derived from it — the chunks of
 ``sessions/openclaw/<id>.jsonl`` in clawmem's index, their FTS, vector and embedding-cache rows —
 and tombstones the id in clawmem's home so it is never indexed again. The source stays with
 OpenClaw; the plan gives the commands that remove it there (``memory forget --agent <id>
---session <id|key>… [--dry-run]``, the spec's §7 command line).
+--session <id|key>… [--dry-run]``, docs/memory-core.md §7 command line).
 """
 
 from __future__ import annotations

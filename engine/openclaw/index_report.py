@@ -2,7 +2,7 @@
 
 OpenClaw indexes root ``MEMORY.md``, ``memory.md`` and ``USER.md``, every ``memory/**/*.md`` and
 ``memory.search.extraPaths`` (symlinks skipped), and re-chunks a file only when its SHA-256
-changes (spec §3). So comparing ``memory_index_sources`` (source ``memory``) with the files
+changes (docs/memory-core.md §3). So comparing ``memory_index_sources`` (source ``memory``) with the files
 answers "why does my agent not find X?": a file **changed** since its last index (hash differs),
 one it **never indexed**, one it still holds that is **gone**. The index identity
 (``memory_index_meta``) says how it searches: keyword-only without an embedding provider, and

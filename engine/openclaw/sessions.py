@@ -1,6 +1,6 @@
 """OpenClaw's transcripts, read in place: ``transcript_events`` (``event_json``, or
 ``event_zstd`` decoded with the ``zstandard`` binding) with ``session_windows`` for the session
-key, channel, chat type and times, and a trust class for every event (spec §8).
+key, channel, chat type and times, and a trust class for every event (docs/memory-core.md §8).
 
 Trust comes from where an event came from, never from what it says:
 

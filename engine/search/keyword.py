@@ -1,4 +1,4 @@
-"""The keyword and path legs (spec §4 steps 2–3).
+"""The keyword and path legs (docs/memory-core.md §4 steps 2–3).
 
 Keyword: query tokens quoted and AND-joined into an FTS5 MATCH; under the trigram tokenizer a
 token shorter than 3 characters cannot be a trigram, so it becomes a substring (LIKE) filter.

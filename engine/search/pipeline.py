@@ -1,4 +1,4 @@
-"""One search, end to end (spec §4), as three stages, keeping every intermediate value for the
+"""One search, end to end (docs/memory-core.md §4), as three stages, keeping every intermediate value for the
 breakdown:
 
 1. candidates (:mod:`.candidates`): keyword + path legs, the diaries of the dates the query

@@ -61,7 +61,7 @@ class SearchService:
         include_untrusted: bool = False,
         sources: tuple[str, ...] | None = None,
     ) -> SearchResponse:
-        """Hybrid search with a breakdown per hit and the near-misses (DESIGN §5).
+        """Hybrid search with a breakdown per hit and the near-misses (docs/design.md §5).
 
         ``record=False`` keeps the search out of the recall signals Dreaming promotes from
         (previews, the TUI's search-as-you-type until a result is opened, ``--no-record``).

@@ -11,7 +11,7 @@ __all__ = ["Leg", "Legs", "OriginClass", "ScoringMode", "SearchMode"]
 
 @dataclass(frozen=True)
 class ScoreBreakdown:
-    """How one hit's score was built, step by step (DESIGN §5)."""
+    """How one hit's score was built, step by step (docs/design.md §5)."""
 
     vector_raw: float | None  # cosine similarity (None: the vector leg did not see this chunk)
     vector: float  # the value used in the merge (calibrated, or raw in openclaw scoring)

@@ -1,4 +1,4 @@
-"""The vector leg (spec §4 step 4): sqlite-vec KNN, or a batched cosine scan without it.
+"""The vector leg (docs/memory-core.md §4 step 4): sqlite-vec KNN, or a batched cosine scan without it.
 
 k = min(candidates × 8, 4096); score = 1 − cosine distance. Only chunks embedded by the
 current model are considered, so vectors of another model are never compared.

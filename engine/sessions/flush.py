@@ -1,4 +1,4 @@
-"""Flush provenance (spec §8, OpenClaw's ``daily-provenance``): who wrote which lines of a memory file.
+"""Flush provenance (docs/memory-core.md §8, OpenClaw's ``daily-provenance``): who wrote which lines of a memory file.
 
 Every write clawmem makes to a daily note (the pre-compaction flush) or a session-memory note is
 recorded as a *segment*: a line-aligned byte range with the SHA-256 of its bytes, tagged ``agent``

@@ -23,7 +23,7 @@ so a poisoned web page never reaches a note. The date and time are the session's
 
 **Flush** (``flush``): appends whole lines to ``memory/<date>.md`` and records a provenance
 segment (:mod:`engine.sessions.flush`) with the session, tagged ``agent`` or ``untrusted`` by the program
-(spec §8): ``untrusted`` when the session's current turn is network-tainted or untrusted (so a
+(docs/memory-core.md §8): ``untrusted`` when the session's current turn is network-tainted or untrusted (so a
 paraphrase of a poisoned page is untrusted too), or when the text repeats an untrusted turn. The
 caller may lower the class to ``untrusted``, never raise it: ``origin="agent"`` on a tainted
 session is refused and nothing is written.

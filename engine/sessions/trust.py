@@ -1,4 +1,4 @@
-"""Trust: origin classes, network taint, and the rules that gate promotion and auto-injection (spec §8).
+"""Trust: origin classes, network taint, and the rules that gate promotion and auto-injection (docs/memory-core.md §8).
 
 **Origin classes** are a closed set, assigned by the program from *where* text came from, never
 from what it says: ``owner`` (typed by the owner in a trusted channel), ``agent`` (derived by the
@@ -148,7 +148,7 @@ class FlushOrigin:
 def flush_origin(
     kind: str, trusted_channel: bool, events: Sequence[EventIn], recorded: Sequence[EventTrust] = ()
 ) -> FlushOrigin:
-    """The class of text flushed from a session at the end of its transcript (spec §8 network taint).
+    """The class of text flushed from a session at the end of its transcript (docs/memory-core.md §8 network taint).
 
     The flush is classified like one more assistant message after the last event: ``untrusted``
     when the current turn (from the last user message on) holds a network tool result or its
@@ -303,7 +303,7 @@ def file_promotion_origins(conn: apsw.Connection, workspace: Path, paths: Iterab
     """File-level class for promotion, for files that have one below ``agent``.
 
     ``untrusted`` when the index recorded untrusted content for the file or any of its lines
-    carries an untrusted segment (flush quarantine, spec §5 Apply 1); ``system`` for files that
+    carries an untrusted segment (flush quarantine, docs/memory-core.md §5 Apply 1); ``system`` for files that
     are system by path (dreaming output). System lines *inside* a file (a cron session's flush)
     only block themselves: their chunks carry ``system`` and are excluded one by one.
     """

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import apsw
 from clawmem.engine.workspace.names import MEMORY_FILE, USER_FILE
 
-# Only the root curated files carry trigger annotations OpenClaw reads (spec §9).
+# Only the root curated files carry trigger annotations OpenClaw reads (docs/memory-core.md §9).
 TRIGGER_PATHS: tuple[str, ...] = (MEMORY_FILE, USER_FILE)
 
 

@@ -1,4 +1,4 @@
-"""SQL of standing intents (spec §6) and their fire history. Times are epoch milliseconds."""
+"""SQL of standing intents (docs/memory-core.md §6) and their fire history. Times are epoch milliseconds."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tables of standing intents (spec §6), plus clawmem's fire history.
+"""Tables of standing intents (docs/memory-core.md §6), plus clawmem's fire history.
 
 ``standing_intents`` has the spec's columns, CHECKs, indexes and the external-content FTS5
 table kept in sync by three triggers, as OpenClaw's agent schema has them. Times are

@@ -1,4 +1,4 @@
-"""SQL of the short-term recall store (spec §5): entries, per-day query events, phase signals."""
+"""SQL of the short-term recall store (docs/memory-core.md §5): entries, per-day query events, phase signals."""
 
 from __future__ import annotations
 
@@ -193,7 +193,7 @@ def add_event(
 
 
 def record_phase_hit(conn: apsw.Connection, keys: Sequence[str], phase: str, at: int) -> int:
-    """Light or REM touched these entries (spec §5 phase boost); returns rows changed."""
+    """Light or REM touched these entries (docs/memory-core.md §5 phase boost); returns rows changed."""
     if phase == "light":
         sql = "UPDATE memory_short_term_recall SET light_hits = MIN(9999, light_hits + 1), last_light_at = ? "
     else:

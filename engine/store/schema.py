@@ -4,7 +4,7 @@ Each component (the derived index, core state, sessions, intents, dreaming, jobs
 ordered list of migrations; ``clawmem_schema`` records how far each one has been applied, so
 features evolve independently and an old database is upgraded in place on open.
 
-Derived tables (spec §2 ``MEMORY_INDEX_DERIVED_TABLES``) can be dropped and rebuilt from the
+Derived tables (docs/memory-core.md §2 ``MEMORY_INDEX_DERIVED_TABLES``) can be dropped and rebuilt from the
 files; everything else (origins, tombstones, sessions, intents, preimages, the review queue,
 the recall store) cannot, and ``reset`` never touches it.
 """
@@ -155,7 +155,7 @@ CREATE TABLE IF NOT EXISTS memory_session_tombstones (
     created_at INTEGER NOT NULL
 ) STRICT;
 
--- The short-term recall store (spec §5), in SQLite like newer OpenClaw builds. query_hashes holds
+-- The short-term recall store (docs/memory-core.md §5), in SQLite like newer OpenClaw builds. query_hashes holds
 -- every query (interactive and synthetic ingestion keys); user_query_hashes only interactive ones,
 -- which alone count toward minUniqueQueries. The light/REM columns are the phase signals.
 CREATE TABLE IF NOT EXISTS memory_short_term_recall (

@@ -1,12 +1,12 @@
 """Tables of the sessions component: transcripts, their trust, and flush provenance segments.
 
-- ``session_windows``: one row per imported session (spec §2 FK target of ``transcript_events``).
+- ``session_windows``: one row per imported session (docs/memory-core.md §2 FK target of ``transcript_events``).
 - ``transcript_events``: the spec's table, (session_id, seq) PK, the event as JSON.
 - ``transcript_event_trust``: the origin class the program assigned to each event at import
   (never read from the text), and whether a network tool result tainted it.
 - ``session_transcript_fts``: FTS5 over event text (unicode61, remove_diacritics 2), kept in sync
   by triggers on ``transcript_events``.
-- ``memory_flush_segments`` / ``memory_flush_files``: flush provenance (spec §8
+- ``memory_flush_segments`` / ``memory_flush_files``: flush provenance (docs/memory-core.md §8
   ``daily-provenance``): hashed, line-aligned byte ranges of memory files tagged ``agent`` or
   ``untrusted`` with the session they came from, and each tracked file's size and hash after the
   last write clawmem made or checked, so a non-append change can be detected.

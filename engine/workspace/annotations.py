@@ -1,7 +1,7 @@
 """Entry annotations and markers: ``trigger``, ``importance``, ``project``, USER.md
 ``observed/status``, ``supersedes``, and Dreaming's lineage / promotion markers.
 
-Rules (spec §1): trigger and importance are read only from root curated files and only on
+Rules (docs/memory-core.md §1): trigger and importance are read only from root curated files and only on
 lines that end in ``-->``; phrases split on ``,``/``;`` and are joined with ``"; "``; the highest
 valid importance (1–10) wins; a project key containing CR, LF, ``<`` or ``>`` (or an
 unterminated project marker) makes the whole annotation invalid, flagged with
@@ -138,7 +138,7 @@ NEUTRAL_METADATA = RecallMetadata(None, None, None)
 def extract_recall_metadata(
     source_lines: Sequence[str], *, curated_root: bool, project_scope_eligible: bool
 ) -> RecallMetadata:
-    """Importance, triggers and project scope of one entry span (spec §1)."""
+    """Importance, triggers and project scope of one entry span (docs/memory-core.md §1)."""
     phrases: dict[str, None] = {}
     importance: int | None = None
     projects = (

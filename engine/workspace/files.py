@@ -54,7 +54,7 @@ class MemoryFile:
 
     @property
     def decays(self) -> bool:
-        """Only an exact ``memory/YYYY-MM-DD.md`` path decays (spec §4 step 6)."""
+        """Only an exact ``memory/YYYY-MM-DD.md`` path decays (docs/memory-core.md §4 step 6)."""
         return self.kind == KIND_DIARY
 
     @property
@@ -64,7 +64,7 @@ class MemoryFile:
 
     @property
     def path_origin(self) -> str:
-        """Index-time origin class from the path alone (spec §8)."""
+        """Index-time origin class from the path alone (docs/memory-core.md §8)."""
         return origin_for_rel(self.rel, self.kind)
 
 

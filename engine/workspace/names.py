@@ -1,4 +1,4 @@
-"""The workspace's own file names, defined once (spec §1): the curated root files, the Dreaming
+"""The workspace's own file names, defined once (docs/memory-core.md §1): the curated root files, the Dreaming
 report and the diary folder. OpenClaw accepts the lower-case spellings too; the upper-case one
 is what clawmem writes.
 """

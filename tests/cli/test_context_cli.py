@@ -69,7 +69,7 @@ def test_context_group_kind_explains_why_memory_is_missing(
     assert run(home, workspace, "context", "--kind", "group") == 0
     out = capsys.readouterr().out
     assert "New group session" in out
-    assert "MEMORY.md is loaded only in private main sessions (spec §1)" in out
+    assert "MEMORY.md is loaded only in private main sessions (docs/memory-core.md §1)" in out
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Chunking per spec §3 plus clawmem's rules (chunk ids, heading-only merge, marker lines)."""
+"""Chunking per docs/memory-core.md §3 plus clawmem's rules (chunk ids, heading-only merge, marker lines)."""
 
 from __future__ import annotations
 

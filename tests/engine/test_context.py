@@ -203,7 +203,7 @@ def test_memory_files_load_only_in_private_sessions(fts_engine: MemoryEngine, ki
     files = by_path(fts_engine.context.startup(kind))
     for name in ("USER.md", "MEMORY.md"):
         assert not files[name].loaded
-        assert files[name].reason == f"{name} is loaded only in private main sessions (spec §1)"
+        assert files[name].reason == f"{name} is loaded only in private main sessions (docs/memory-core.md §1)"
     note = files["memory/2026-11-04.md"]
     assert note.loaded is (kind == "group")
     if kind != "group":

@@ -1,4 +1,4 @@
-"""Standing intents (spec §6): the state machine, matching, budgets, scopes and CJK, on real SQLite."""
+"""Standing intents (docs/memory-core.md §6): the state machine, matching, budgets, scopes and CJK, on real SQLite."""
 
 from __future__ import annotations
 

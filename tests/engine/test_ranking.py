@@ -1,4 +1,4 @@
-"""Each scoring formula on constructed cases (spec §4 steps 6–9)."""
+"""Each scoring formula on constructed cases (docs/memory-core.md §4 steps 6–9)."""
 
 from __future__ import annotations
 

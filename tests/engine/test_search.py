@@ -1,4 +1,4 @@
-"""Hybrid search on the bilingual fixture with the real multilingual model (spec §4, DESIGN §5)."""
+"""Hybrid search on the bilingual fixture with the real multilingual model (docs/memory-core.md §4, docs/design.md §5)."""
 
 from __future__ import annotations
 

@@ -297,7 +297,7 @@ def test_flush_class_comes_from_the_current_turn_not_the_words(fts_engine: Memor
     assert (derived.origin_class, derived.origin_derived) == ("untrusted", True)
     assert derived.origin_reason == "its current turn is tainted by a network tool result (event 2)"
     assert e.sessions.provenance("memory/2026-10-19.md").file_class == "untrusted"
-    # The owner's next message clears the taint (spec §8): a new fact is agent, but a verbatim copy
+    # The owner's next message clears the taint (docs/memory-core.md §8): a new fact is agent, but a verbatim copy
     # of the page from the earlier turn stays untrusted however it is framed.
     later = (*turn, event(text="Thanks, book it."), event(role="assistant", sender="assistant", text="Booked."))
     e.sessions.import_file(jsonl(tmp_path, *[{**x, "session_id": "s2"} for x in later], name="b.jsonl"))

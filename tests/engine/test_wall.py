@@ -28,7 +28,7 @@ def test_engine_imports_no_ui_library() -> None:
 
 
 def test_no_sql_outside_store() -> None:
-    """DESIGN §2: SQL lives in engine/store/ only."""
+    """docs/design.md §2: SQL lives in engine/store/ only."""
     import re
     from pathlib import Path
 
