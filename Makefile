@@ -22,21 +22,22 @@ demo: install
 
 # The suite in parallel, one worker per core (pytest-xdist); each test has its own temporary home
 # and workspace, and each worker builds its own indexed templates. The slowest 15 are listed last.
+# Lint (ruff and mypy over every package) runs first, so CI, which runs `make test`, checks it too.
 PYTEST_WORKERS ?= auto
-test: install
+test: install lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15 $(PYTEST_ARGS)
 
 # The fault harness at full length: kill -9 at every write step of each scenario (CI samples 5).
 soak: install
 	CLAWMEM_SOAK=1 $(BIN)/python -m pytest tests/faults -s $(PYTEST_ARGS)
 
-# mypy resolves clawmem.engine through a tree of two symlinks (the editable install's import
-# hook is invisible to it), so the engine is checked under the names it is imported by.
+# mypy resolves clawmem.engine and clawmem.tui through a tree of symlinks (the editable install's
+# import hook is invisible to it), so each package is checked under the names it is imported by.
 lint: install
 	$(BIN)/ruff check engine tui tests bench tools
 	$(BIN)/ruff format --check engine tui tests bench tools
 	@mkdir -p .typecheck/clawmem && ln -sfn ../../engine .typecheck/clawmem/engine && ln -sfn ../../tui .typecheck/clawmem/tui
-	cd .typecheck && MYPYPATH=. ../$(BIN)/mypy --cache-dir ../.mypy_cache -p clawmem.engine
+	cd .typecheck && MYPYPATH=. ../$(BIN)/mypy --cache-dir ../.mypy_cache -p clawmem.engine -p clawmem.tui
 
 # The TUI tests replay the real model's vectors (tests/tui/recorded_embeddings.py); after a
 # change to what they embed, record again: runs the TUI tests live and rewrites the recording.

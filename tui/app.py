@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.index.schedule import IndexRun, PassEvents, run_pass
 from clawmem.engine.index.watcher import WorkspaceWatcher
 from clawmem.tui.commands import ClawmemCommands
 from clawmem.tui.messages import EditFile, EngineFailed, FilesChanged, IndexChanged, IndexProgress, OpenLocation
@@ -56,18 +55,6 @@ P = TypeVar("P", bound=Pane)
 PROGRESS_INTERVAL_S = 0.1  # the index worker posts progress at most this often within a phase
 
 
-@dataclass
-class IndexRun:
-    """The background index worker's state, shared by the app thread and the worker under ``lock``."""
-
-    queue: list[tuple[bool, frozenset[str] | None]]  # (force, only) requests not synced yet
-    embed: bool  # embed after syncing (False after the user cancelled embedding)
-    cancel: threading.Event = field(default_factory=threading.Event)  # the user cancelled, or the app closes
-    stop_embedding: threading.Event = field(default_factory=threading.Event)  # new work, or cancel
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    finished: bool = False
-
-
 def known_binding_ids() -> set[str]:
     """Every binding id a user can rebind: those of the app, its panes, widgets and modals."""
     import pkgutil
@@ -84,10 +71,11 @@ def known_binding_ids() -> set[str]:
         for binding in cls.__dict__.get("BINDINGS", ()):
             if isinstance(binding, Binding) and binding.id:
                 ids.add(binding.id)
-        for sub in cls.__subclasses__():
-            if sub not in seen:
-                seen.add(sub)
-                stack.append(sub)
+        subclasses: list[type] = cls.__subclasses__()
+        for child in subclasses:
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
     return ids
 
 
@@ -96,21 +84,13 @@ def _unknown_binding(binding_id: str) -> str:
     return f"unknown binding id {binding_id!r}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
-def merge_requests(requests: list[tuple[bool, frozenset[str] | None]]) -> tuple[bool, frozenset[str] | None]:
-    """Queued (force, only) requests as one: a rebuild if any asked for one, every file if any did."""
-    force = any(f for f, _ in requests)
-    if any(o is None for _, o in requests):
-        return force, None
-    return force, frozenset().union(*(o for _, o in requests if o is not None))
-
-
 class ClawmemApp(App[int]):
     """Inspect and curate an agent's long-term memory."""
 
     TITLE = "clawmem"
     # One stylesheet for the shell, one per pane (each pane owns its styles).
     CSS_PATH: ClassVar = sorted(
-        (Path(__file__).parent / "styles").glob("*.tcss"), key=lambda p: (p.name != "app.tcss", p.name)
+        (Path(__file__).parent / "styles").glob("*.tcss"), key=lambda p: (Path(p).name != "app.tcss", Path(p).name)
     )
     COMMANDS: ClassVar = App.COMMANDS | {ClawmemCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -237,29 +217,16 @@ class ClawmemApp(App[int]):
         if only is None:
             self._embed_paused = False
         embed = not self._embed_paused
-        run = self._run
-        if run is not None:
-            with run.lock:
-                if not run.finished and not run.cancel.is_set():
-                    run.queue.append((force, only))
-                    run.embed = run.embed or embed
-                    run.stop_embedding.set()
-                    return
+        if self._run is not None and self._run.request(force, only, embed=embed):
+            return
         run = IndexRun(queue=[(force, only)], embed=embed)
         self._run = run
         self._index_worker(run)
 
     def cancel_indexing(self) -> bool:
         """Cancel the running index or embedding pass; False when nothing is running."""
-        run = self._run
-        if run is None:
+        if self._run is None or not self._run.cancel_all():
             return False
-        with run.lock:
-            if run.finished or run.cancel.is_set():
-                return False
-            run.queue.clear()
-            run.cancel.set()
-            run.stop_embedding.set()
         self._embed_paused = True
         return True
 
@@ -276,11 +243,10 @@ class ClawmemApp(App[int]):
 
     @work(thread=True, group="index", exit_on_error=False)
     def _index_worker(self, run: IndexRun) -> None:
+        """One pass of engine/index/schedule.py on a worker thread; its events become messages."""
         engine = self.engine
         post = self.post_message
-        phase = "text"
-
-        last_post = {"phase": "", "at": 0.0}
+        last_phase, last_at = [""], [0.0]  # the last progress posted (mutable from the closure)
 
         def progress(phase: str, done: int, total: int) -> None:
             if run.cancel.is_set():  # after a cancel, "Cancelling…" stays until the worker stops
@@ -289,66 +255,28 @@ class ClawmemApp(App[int]):
             # embedded text would fill the app's queue faster than a slow terminal drains it, and
             # a watcher's FilesChanged waits behind every message queued before it.
             now = time.monotonic()
-            if phase == last_post["phase"] and done < total and now - last_post["at"] < PROGRESS_INTERVAL_S:
+            if phase == last_phase[0] and done < total and now - last_at[0] < PROGRESS_INTERVAL_S:
                 return
-            last_post.update(phase=phase, at=now)
+            last_phase[0], last_at[0] = phase, now
             post(IndexProgress(phase, done, total))
 
+        def synced(paths: frozenset[str]) -> None:
+            post(IndexChanged(paths))
+
+        def warning(text: str) -> None:
+            post(EngineFailed(text, "index"))
+
+        events = PassEvents(progress=progress, synced=synced, warning=warning)
         try:
             if not engine.provider_loaded:
                 post(IndexProgress("model", 0, 0, "loading the embedding model…"))
             engine.load_model()  # now, in this worker: the first search should not wait for it
-            while True:
-                with run.lock:
-                    requests, run.queue = run.queue, []
-                    if not run.cancel.is_set():
-                        run.stop_embedding.clear()
-                if requests:
-                    phase = "text"
-                    force, only = merge_requests(requests)
-                    report = engine.sync(
-                        force=force,
-                        only=set(only) if only is not None else None,
-                        embed=False,
-                        cancel=run.cancel,
-                        progress=lambda p, done, total: progress(p, done, total),
-                    )
-                    post(IndexChanged(frozenset(only or ())))
-                    for warning in report.warnings:
-                        post(EngineFailed(warning, "index"))
-                    if run.cancel.is_set():
-                        post(IndexProgress("cancelled", 0, 0, phase))
-                        return
-                if not run.embed:
-                    with run.lock:
-                        if run.queue:
-                            continue
-                        run.finished = True
-                    embedded, total = engine.vector_coverage()
-                    post(IndexProgress("paused", embedded, total))
-                    return
-                phase = "embed"
-                base, _ = engine.vector_coverage()  # progress counts every chunk, so a resumed pass goes on
-                stats = engine.embed_pending(
-                    cancel=run.stop_embedding,
-                    lock_timeout=None,  # a pass still finishing (ours, or another process's): wait for it
-                    on_wait=lambda: progress("wait", 0, 0),
-                    progress=lambda done, pending, base=base: progress("embed", base + done, base + pending),
-                    line_progress=lambda done, pending: progress("lines", done, pending),
-                )
-                post(IndexChanged(frozenset()))
-                if run.cancel.is_set():
-                    post(IndexProgress("cancelled", 0, 0, phase))
-                    return
-                with run.lock:
-                    if run.queue:
-                        continue  # files changed meanwhile: sync them, then embed on
-                    run.finished = True
-                post(IndexProgress("done", stats.embedded if stats else 0, stats.pending if stats else 0))
-                return
+            outcome = run_pass(engine.index, run, events)
+            post(IndexProgress(outcome.phase, outcome.done, outcome.total, outcome.detail))
         except ClawmemError as exc:
             if run.cancel.is_set():  # a cancelled rebuild says so with an error; it is not a failure
-                post(IndexProgress("cancelled", 0, 0, phase))
+                step = "embed" if last_phase[0] in ("embed", "lines", "wait") else "text"
+                post(IndexProgress("cancelled", 0, 0, step))
                 return
             post(IndexProgress("failed", 0, 0, str(exc)))
             post(EngineFailed(str(exc), "index"))

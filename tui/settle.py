@@ -65,7 +65,7 @@ def busy(app: App[object]) -> str | None:
         name = _pending_timer(node)
         if name is not None:
             return f"timer {name!r} of {_label(node)}"
-        queued = node._message_queue.qsize()
+        queued: int = node._message_queue.qsize()
         if queued:
             return f"{queued} message(s) queued for {_label(node)}"
     for table in app.screen.query(DataTable):

@@ -4,8 +4,8 @@ At start-up a background thread loads the model, syncs the text of every file (k
 complete within seconds) and then embeds what lacks a vector; a search meanwhile searches what
 exists (keyword results at once, vectors as they are written). The workspace watcher queues a text
 sync of the files that changed and interrupts the embedding pass, which then goes on where it
-stopped — the same order the app's index worker uses (tui/app.py). An append made through the
-server syncs its diary at once, in the caller's thread, so the next search finds it.
+stopped — the loop of engine/index/schedule.py, which the app's index worker runs too. An append
+made through the server syncs its diary at once, in the caller's thread, so the next search finds it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import apsw
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.index.schedule import IndexRun, PassEvents, run_pass
 from clawmem.engine.index.watcher import WorkspaceWatcher
 
 log = logging.getLogger("clawmem.mcp")
@@ -31,10 +32,9 @@ class MemoryDoor:
         self._embed = embed and sync
         self._sync = sync
         self._lock = threading.Lock()
-        self._queue: list[frozenset[str] | None] = [None]  # None: sync everything (start-up)
+        self._run = IndexRun(queue=[(False, None)] if sync else [], embed=self._embed)  # start-up: every file
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._stop_embedding = threading.Event()
         self._thread: threading.Thread | None = None
         self._watcher: WorkspaceWatcher | None = None
         self.ready = threading.Event()  # the first text sync finished (or failed)
@@ -44,7 +44,7 @@ class MemoryDoor:
 
     def start(self) -> None:
         self.engine.require_workspace()
-        self._thread = threading.Thread(target=self._run, name="clawmem-mcp-index", daemon=True)
+        self._thread = threading.Thread(target=self._loop, name="clawmem-mcp-index", daemon=True)
         self._thread.start()
         self._wake.set()
         if self._watch:
@@ -52,7 +52,8 @@ class MemoryDoor:
 
     def close(self) -> None:
         self._stop.set()
-        self._stop_embedding.set()
+        with self._lock:
+            self._run.cancel_all()
         self._wake.set()
         if self._watcher is not None:
             self._watcher.stop()
@@ -67,9 +68,13 @@ class MemoryDoor:
         self.request(paths)
 
     def request(self, paths: Iterable[str] | None) -> None:
+        """Queue a sync of ``paths`` (None: every file; empty: nothing to sync, embed what is new)."""
+        if not self._sync or self._stop.is_set():
+            return
+        only = None if paths is None else frozenset(paths)
         with self._lock:
-            self._queue.append(None if paths is None else frozenset(paths))
-        self._stop_embedding.set()
+            if not self._run.request(False, only, embed=self._embed):
+                self._run = IndexRun(queue=[(False, only)], embed=self._embed)
         self._wake.set()
 
     def synced_now(self, rel: str) -> None:
@@ -82,40 +87,28 @@ class MemoryDoor:
 
     # ------------------------------------------------------------------ the worker
 
-    def _take(self) -> tuple[bool, set[str] | None]:
-        with self._lock:
-            requests, self._queue = self._queue, []
-            self._stop_embedding.clear()
-        if not requests:
-            return False, None
-        if any(r is None for r in requests):
-            return True, None
-        merged: set[str] = set()
-        for r in requests:
-            merged |= set(r or ())
-        return True, merged
+    def _synced(self, paths: frozenset[str]) -> None:
+        self.ready.set()
 
-    def _run(self) -> None:
+    def _loop(self) -> None:
+        events = PassEvents(
+            progress=lambda phase, done, total: None,
+            synced=self._synced,
+            warning=lambda text: log.warning("indexing: %s", text),
+        )
         first = True
         while not self._stop.is_set():
             self._wake.wait()
             self._wake.clear()
             if self._stop.is_set():
                 return
+            with self._lock:
+                run = self._run
             try:
                 if first and self._embed:
                     self.engine.load_model()  # once, here: the first search must not wait for it
-                pending, only = self._take()
-                if pending and self._sync and (only is None or only):
-                    self.engine.sync(only=only, embed=False, cancel=self._stop)
-                if first:
-                    first = False
-                    self.ready.set()
-                if self._embed and not self._stop.is_set():
-                    self.engine.embed_pending(cancel=self._stop_embedding, lock_timeout=None)
-                with self._lock:
-                    if self._queue:
-                        self._wake.set()  # files changed while embedding: sync them, then embed on
+                if not run.finished:
+                    run_pass(self.engine.index, run, events)
             except (ClawmemError, apsw.BusyError) as exc:
                 self.last_error = str(exc)
                 log.warning("indexing: %s", exc)
@@ -123,6 +116,7 @@ class MemoryDoor:
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.exception("indexing failed")
             finally:
-                if first:
-                    first = False
-                    self.ready.set()
+                with run.lock:
+                    run.finished = True
+                first = False
+                self.ready.set()

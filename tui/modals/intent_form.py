@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from clawmem.engine.intents.service import IntentService, IntentValidationError, StandingIntent
 from clawmem.tui.screens.pane import clawmem_app, engine_worker
@@ -31,6 +32,8 @@ LABELS = {
     "cooldown": "Cooldown (h)",
 }
 _CLI_FLAG = re.compile(r" ?\(--[a-z-]+\)")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -254,19 +257,24 @@ class IntentFormModal(ModalScreen[StandingIntent | None]):
             except ValueError:
                 errors.append(f"the cooldown must be a number of hours, got {v.cooldown.strip()!r}")
         expires = v.expires.strip() or None
-        fields = {
-            "max_fires": max_fires,
-            "cooldown_hours": cooldown,
-            "channel": v.channel,
-            "sender": v.sender,
-            "expires": expires,
-            "any_channel": v.any_channel,
-            "any_sender": v.any_sender,
-        }
+
+        def call(method: Callable[..., T]) -> T:
+            return method(
+                v.description,
+                v.keywords,
+                max_fires=max_fires,
+                cooldown_hours=cooldown,
+                channel=v.channel,
+                sender=v.sender,
+                expires=expires,
+                any_channel=v.any_channel,
+                any_sender=v.any_sender,
+            )
+
         try:
-            errors += intents.check(v.description, v.keywords, **fields).errors
+            errors += call(intents.check).errors
             if errors or not create:
                 return tuple(errors)
-            return intents.create(v.description, v.keywords, **fields)
+            return call(intents.create)
         except IntentValidationError as exc:
             return tuple(exc.errors)

@@ -248,13 +248,13 @@ class SearchPane(Pane):
             summary.append(f"\n⚠ {warning}", style="yellow")
         self.query_one("#search-summary", Static).update(summary)
         focused = self.app.focused
-        table = focused if isinstance(focused, ResultsTable) and focused.row_count else None
-        if table is None:
-            table = next(
+        current = focused if isinstance(focused, ResultsTable) and focused.row_count else None
+        if current is None:
+            current = next(
                 (t for t in self.query(ResultsTable) if t.row_count),
                 self.query_one("#search-results", ResultsTable),
             )
-        self._show_breakdown(self._hit_at(table))
+        self._show_breakdown(self._hit_at(current))
 
     def hit_at(self, table_id: str, key: str) -> SearchHit | None:
         """The hit shown in row ``key`` (its chunk id) of ``#table_id``."""
