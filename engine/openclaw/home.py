@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import TypeVar
 
 import apsw
+from clawmem.engine.config import Clock
 from clawmem.engine.errors import ClawmemError
-from clawmem.engine.openclaw import databases, sessions
+from clawmem.engine.openclaw import databases, dreaming, sessions
 from clawmem.engine.openclaw.databases import DatabaseInfo
 from clawmem.engine.openclaw.discovery import Discovery, discover
+from clawmem.engine.openclaw.dreaming import OpenClawCandidate, OpenClawDreaming
 from clawmem.engine.openclaw.index_report import IndexReport, build_report
 from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawSessionDetail
 from clawmem.engine.store.openclaw import rows, schema
@@ -174,6 +176,25 @@ class OpenClawHome:
 
         needs = {table: () for table in schema.SESSIONS}
         return self._agent(needs, "its sessions", read)
+
+    # ------------------------------------------------------------------------------ dreaming
+
+    def dreaming(self, clock: Clock) -> OpenClawDreaming:
+        """What Deep would promote tonight from the agent's recall store, every gate explained
+        (see :mod:`.dreaming`); a one-line error when the state database cannot give it."""
+
+        def read(conn: apsw.Connection) -> list[rows.PluginStateRow]:
+            return rows.plugin_state(conn, dreaming.PLUGIN, dreaming.NAMESPACES)
+
+        entries = databases.read_checked(
+            databases.STATE, self.found.state_db, schema.DREAMING, "its Dreaming recall store", read
+        )
+        now_ms = int(clock.timestamp() * 1000)
+        return dreaming.evaluate(entries, self.found.workspace, self.found.state_dir.parent, now_ms)
+
+    def dream_candidate(self, selector: str, clock: Clock) -> OpenClawCandidate | None:
+        """One of the agent's recall entries by key, ``path:line`` or unique key prefix (None: no such entry)."""
+        return dreaming.find(self.dreaming(clock), selector)
 
     # ------------------------------------------------------------------------------ status
 

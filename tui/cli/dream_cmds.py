@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -19,6 +20,8 @@ from clawmem.engine.dreaming.models import (
 )
 from clawmem.engine.dreaming.service import PHASES
 from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.openclaw.dreaming import OpenClawCandidate, OpenClawDreaming
 from clawmem.tui.cli import common
 
 
@@ -249,6 +252,10 @@ def _print_explanation(e: CandidateExplanation) -> None:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
+    if engine.openclaw is not None:
+        theirs = engine.openclaw.dream_candidate(args.selector, engine.clock)
+        if theirs is not None:
+            return _explain_openclaw(theirs, as_json=args.json)
     e = engine.dreaming.explain(args.selector)
     if args.json:
         common.print_json(e)
@@ -262,6 +269,8 @@ def cmd_candidates(args: argparse.Namespace) -> int:
     items = engine.dreaming.candidates()
     if not args.all:
         items = tuple(e for e in items if e.status not in ("excluded", "promoted"))
+    if engine.openclaw is not None:
+        return _candidates_with_openclaw(items, engine.openclaw.dreaming(engine.clock), as_json=args.json)
     if args.json:
         common.print_json(list(items))
         return 0
@@ -305,6 +314,7 @@ def _apply_json(r: ApplyResult) -> dict[str, Any]:
 
 def cmd_approve(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
+    _refuse_openclaw_entry(engine, args.id)
     result = engine.dreaming.approve(args.id)
     if args.json:
         common.print_json(_apply_json(result))
@@ -319,6 +329,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
 
 def cmd_reject(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
+    _refuse_openclaw_entry(engine, args.id)
     p = engine.dreaming.reject(args.id, args.reason)
     if args.json:
         common.print_json(_proposal_json(p))
@@ -374,3 +385,63 @@ def cmd_history(args: argparse.Namespace) -> int:
             f"+{h.added} ~{h.merged} >{h.superseded}  {pre}{reverted}{current}"
         )
     return 0
+
+
+# ------------------------------------------------------------------ OpenClaw's recall entries (--openclaw)
+
+
+def _candidates_with_openclaw(items: Sequence[CandidateExplanation], theirs: OpenClawDreaming, *, as_json: bool) -> int:
+    """clawmem's own candidates, then OpenClaw's (◆): what the agent's Deep would promote tonight."""
+    if as_json:
+        common.print_json({"candidates": list(items), "openclaw": theirs})
+        return 0
+    for e in items:
+        print(f"{e.score:.3f}  {e.status:<12} {e.source:<34} {_short(e.reason, 90)}")
+    if items:
+        print()
+    print(
+        f"◆ OpenClaw's: what your agent would promote tonight (its defaults: score ≥ {theirs.min_score:g}, "
+        f"≥ {theirs.min_recall_count} recalls, ≥ {theirs.min_unique_queries} unique queries)"
+    )
+    for c in theirs.candidates:
+        e = c.explanation
+        held = f"held back by {', '.join(c.held_back_by)}" if c.held_back_by else "would be promoted"
+        print(
+            f"◆ {e.score:.3f}  {e.status:<12} {e.source:<26} recalls {e.recall_count}  {held}: {_short(e.reason, 80)}"
+        )
+    if not theirs.candidates:
+        print("  no recall entries for this workspace yet")
+    elif not theirs.would_promote:
+        print("  nothing would be promoted tonight: no entry passes every gate")
+    for line in theirs.skipped:
+        common.warn(line)
+    print(f"promoting stays with OpenClaw: `{theirs.promote_command}`")
+    return 0
+
+
+def _explain_openclaw(c: OpenClawCandidate, *, as_json: bool) -> int:
+    if as_json:
+        common.print_json({"openclaw": c})
+        return 0
+    print("◆ OpenClaw's recall entry (read in place; scored with OpenClaw's Deep defaults)")
+    _print_explanation(c.explanation)
+    print(f"  recall history ({len(c.history)} recorded event(s) of {c.explanation.recall_count} recalls)")
+    for ev in c.history:
+        print(f"    {ev.at[:19].replace('T', ' ')}  score {ev.score:.3f}  {_short(ev.query, 60)}")
+    print(f"promoting stays with OpenClaw: `{c.promote_command}`")
+    return 0
+
+
+def _refuse_openclaw_entry(engine: MemoryEngine, selector: str) -> None:
+    """Approving or rejecting one of OpenClaw's recall entries is OpenClaw's to do: one line."""
+    if engine.openclaw is None:
+        return
+    try:
+        theirs = engine.openclaw.dream_candidate(selector, engine.clock)
+    except ClawmemError:
+        return
+    if theirs is not None:
+        raise ClawmemError(
+            f"{theirs.key} is OpenClaw's recall entry; clawmem never promotes it — OpenClaw does: "
+            f"`{theirs.promote_command}`"
+        )

@@ -9,6 +9,7 @@ import re
 from dataclasses import fields
 
 from clawmem.engine.dreaming.models import CandidateExplanation, HistoryItem, Operation, Proposal, RevertResult
+from clawmem.engine.openclaw.dreaming import OpenClawCandidate, OpenClawDreaming
 from clawmem.tui.widgets.breakdown import bar
 from clawmem.tui.widgets.diff_view import unified_diff
 from rich.console import Group, RenderableType
@@ -409,3 +410,70 @@ def revert_texts(refused: RevertResult, *, fold: bool) -> list[tuple[str, Text]]
             ("current", "CURRENT", "+ = edited since", current, refused.rewrite_text, "+", "yellow"),
         )
     ]
+
+
+# ------------------------------------------------------------------ OpenClaw's recall entries (◆)
+
+
+OPENCLAW_MARK = "◆"  # as the Sessions pane marks OpenClaw's sessions
+
+
+def openclaw_heading(d: OpenClawDreaming | None, problem: str | None) -> Text:
+    """The view's title line: what it is, OpenClaw's defaults, and tonight's verdict."""
+    head = Text.assemble((f"{OPENCLAW_MARK} What your agent would promote tonight", "bold"))
+    if d is None:
+        return head.append_text(Text.assemble(("  ·  ", "dim"), (problem or "not read yet", "red")))
+    verdict = (
+        (f"{len(d.would_promote)} would be promoted", "bold green")
+        if d.would_promote
+        else ("nothing would be promoted: no entry passes every gate", "yellow")
+    )
+    return head.append_text(
+        Text.assemble(
+            ("  ·  ", "dim"),
+            verdict,
+            (
+                f"  ·  OpenClaw's defaults: score ≥ {d.min_score:g}, ≥ {d.min_recall_count} recalls, "
+                f"≥ {d.min_unique_queries} unique queries  ·  read in place, never written",
+                "dim",
+            ),
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+    )
+
+
+def openclaw_candidate_cells(c: OpenClawCandidate) -> tuple[Text, ...]:
+    e = c.explanation
+    mark, style = CANDIDATE_MARK.get(e.status, ("·", ""))
+    held = f"{mark} {', '.join(c.held_back_by)}" if c.held_back_by else f"{mark} {e.status}"
+    return (
+        Text(OPENCLAW_MARK, style="bold"),
+        Text(f"{e.score:.3f}", style="bold" if e.status == "promotable" else ""),
+        Text(str(e.recall_count)),
+        Text(str(e.unique_queries)),
+        Text(e.source, no_wrap=True, overflow="ellipsis"),
+        Text(held, style="bold red" if c.held_back_by else style),
+        Text(_short(e.snippet, 300), no_wrap=True, overflow="ellipsis"),
+    )
+
+
+def render_openclaw_candidate(c: OpenClawCandidate, min_score: float) -> RenderableType:
+    """One of OpenClaw's entries: who promotes it, its recall history, then clawmem's explanation."""
+    history = Table.grid(padding=(0, 1), expand=True)
+    history.add_column(no_wrap=True, style="dim")
+    history.add_column(justify="right", no_wrap=True)
+    history.add_column(ratio=1, no_wrap=True, overflow="ellipsis")
+    for ev in c.history:
+        history.add_row(when(ev.at), f"{ev.score:.3f}", ev.query)
+    recorded = len(c.history)
+    recalls = c.explanation.recall_count
+    note = f"{recorded} recorded search{'es' if recorded != 1 else ''} of {recalls} recall{'s' if recalls != 1 else ''}"
+    return Group(
+        Text.assemble((f"{OPENCLAW_MARK} OpenClaw's recall entry", "bold"), ("  ·  read in place", "dim")),
+        Text.assemble(("OpenClaw promotes: ", "dim"), (c.promote_command, "bold")),
+        Text.assemble(("Recall history", "bold"), (f"  {note}", "dim")),
+        history if c.history else Text("no recall events recorded", style="dim"),
+        Text(""),
+        render_explain(c.explanation, min_score),
+    )

@@ -5,6 +5,11 @@ candidate, action, score, source), **History** (applied rewrites, with revert; a
 shows the preimage, the rewrite and the current file), **Candidates** (every recall entry, and
 for the selected one *why it is or is not promoted*: components, boosts, gates) and
 **DREAMS.md** rendered. `r` runs a cycle now; in manual review it ends in a proposal here.
+
+Opened on an OpenClaw home (``clawmem --openclaw``), a fifth view, **◆ OpenClaw tonight**, shows
+what the agent's own Deep phase would promote tonight: its recall entries read in place, each
+gate passed or failed with the numbers, and the recall history of the selected one. Promoting
+them stays with OpenClaw; the view names the command.
 """
 
 from __future__ import annotations
@@ -21,15 +26,20 @@ from clawmem.engine.dreaming.models import (
     Proposal,
     RevertResult,
 )
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.openclaw.dreaming import OpenClawCandidate, OpenClawDreaming
 from clawmem.tui.messages import EngineFailed
 from clawmem.tui.render.dreams import (
     candidate_cells,
     diary_markdown,
     history_cells,
+    openclaw_candidate_cells,
+    openclaw_heading,
     operation_cells,
     proposal_cells,
     render_explain,
     render_history,
+    render_openclaw_candidate,
     render_proposal,
     render_refusal,
     render_refusal_diffs,
@@ -47,7 +57,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Markdown, Static, TabbedContent, TabPane
 
 NARROW = 130
-VIEWS = ("review", "history", "candidates", "diary")
+VIEWS = ("review", "history", "candidates", "diary", "openclaw")
 PHASE_STEPS = ("ingest", "light", "rem", "deep", "report")
 
 
@@ -61,6 +71,8 @@ class DreamsData:
     dreams_name: str
     dreams_text: str | None  # None: the file does not exist yet
     review: str  # dreaming.review: manual | auto
+    openclaw: OpenClawDreaming | None = None  # the OpenClaw home's recall entries (--openclaw)
+    openclaw_problem: str | None = None  # why they could not be read, one line
 
 
 def _shown(widget: Widget) -> bool:
@@ -132,6 +144,7 @@ class DreamsPane(Pane):
         Binding("h", "view('history')", "History", show=False, id="dreams.view-history"),
         Binding("c", "view('candidates')", "Candidates", show=False, id="dreams.view-candidates"),
         Binding("d", "view('diary')", "DREAMS.md", show=False, id="dreams.view-diary"),
+        Binding("o", "view('openclaw')", "OpenClaw tonight", show=False, id="dreams.view-openclaw"),
     ]
     HELP = "dreams"
     NOTIFY_TITLE = "dreams"
@@ -153,6 +166,7 @@ class DreamsPane(Pane):
         self.operation_key: str | None = None
         self.history_id: str | None = None
         self.candidate_key: str | None = None
+        self.openclaw_key: str | None = None
         self.refused: dict[str, RevertResult] = {}
         self.fold_texts = True
         self.running = False
@@ -192,6 +206,17 @@ class DreamsPane(Pane):
                     yield Static("", id="dreams-explain")
             with TabPane("DREAMS.md (d)", id="dreams-diary"), DreamsScroll(id="dreams-diary-scroll"):
                 yield Markdown("", id="dreams-diary-md")
+            if self.engine.openclaw is not None:
+                with TabPane("◆ OpenClaw tonight (o)", id="dreams-openclaw"), Vertical():
+                    yield Static("", id="dreams-openclaw-heading")
+                    with Horizontal(id="dreams-openclaw-body"):
+                        yield DreamsTable(
+                            ("", "Score", "Rec", "UQ", "Source", "Held back by", "Snippet"),
+                            caps={4: 26},
+                            id="dreams-openclaw-table",
+                        )
+                        with DreamsScroll(id="dreams-openclaw-scroll", classes="dreams-detail"):
+                            yield Static("", id="dreams-openclaw-explain")
         yield Static("", id="dreams-status")
 
     def on_mount(self) -> None:
@@ -216,6 +241,13 @@ class DreamsPane(Pane):
             if dreams.is_file():
                 snap = engine.snapshot(dreams.name)
                 text = snap.text if snap.exists else None
+            theirs: OpenClawDreaming | None = None
+            problem: str | None = None
+            if engine.openclaw is not None:
+                try:
+                    theirs = engine.openclaw.dreaming(engine.clock)
+                except ClawmemError as exc:
+                    problem = str(exc)
             return DreamsData(
                 proposals=engine.dreaming.proposals(),
                 history=engine.dreaming.history(),
@@ -223,6 +255,8 @@ class DreamsPane(Pane):
                 dreams_name=dreams.name,
                 dreams_text=text,
                 review=engine.settings.dreaming.review,
+                openclaw=theirs,
+                openclaw_problem=problem,
             )
 
         self.run_engine(read, self._show, group="dreams-load", failure="dreaming data could not be read")
@@ -245,6 +279,7 @@ class DreamsPane(Pane):
             [(e.key, candidate_cells(e)) for e in data.candidates], self.candidate_key
         )
         self._show_explain()
+        self._show_openclaw(data)
         if data.dreams_text is None:
             diary = f"# {data.dreams_name}\n\n*No dream diary yet: press `r` to run a Dreaming cycle.*"
         else:
@@ -333,6 +368,31 @@ class DreamsPane(Pane):
         min_score = self.engine.settings.dreaming.deep_min_score
         widget.update(render_explain(e, min_score))
 
+    def _show_openclaw(self, data: DreamsData) -> None:
+        if self.engine.openclaw is None:
+            return
+        self.query_one("#dreams-openclaw-heading", Static).update(
+            openclaw_heading(data.openclaw, data.openclaw_problem)
+        )
+        candidates = data.openclaw.candidates if data.openclaw else ()
+        self.openclaw_key = self.query_one("#dreams-openclaw-table", DreamsTable).fill(
+            [(c.key, openclaw_candidate_cells(c)) for c in candidates], self.openclaw_key
+        )
+        self._show_openclaw_explain()
+
+    def _openclaw_candidate(self) -> OpenClawCandidate | None:
+        if self.data is None or self.data.openclaw is None:
+            return None
+        return next((c for c in self.data.openclaw.candidates if c.key == self.openclaw_key), None)
+
+    def _show_openclaw_explain(self) -> None:
+        widget = self.query_one("#dreams-openclaw-explain", Static)
+        c = self._openclaw_candidate()
+        if c is None or self.data is None or self.data.openclaw is None:
+            widget.update(Text("No recall entries for this workspace in OpenClaw's store.", style="dim"))
+            return
+        widget.update(render_openclaw_candidate(c, self.data.openclaw.min_score))
+
     def _update_status(self) -> None:
         status = self.query_one("#dreams-status", Static)
         if self.running:
@@ -398,6 +458,9 @@ class DreamsPane(Pane):
         elif table_id == "dreams-candidates-table" and key != self.candidate_key:
             self.candidate_key = key
             self._show_explain()
+        elif table_id == "dreams-openclaw-table" and key != self.openclaw_key:
+            self.openclaw_key = key
+            self._show_openclaw_explain()
         self.refresh_bindings()
 
     def _view_widget(self) -> Widget | None:
@@ -422,6 +485,8 @@ class DreamsPane(Pane):
     # ------------------------------------------------------------------------------------ actions
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "view" and parameters == ("openclaw",):
+            return True if self.engine.openclaw is not None else None
         if action == "stop":
             return self.running
         if action == "run":

@@ -141,3 +141,26 @@ def table_count(conn: apsw.Connection, table: str) -> int:
     if table not in SESSIONS:
         raise ValueError(table)
     return int(next(iter(conn.execute(f"SELECT COUNT(*) FROM {table}")))[0])
+
+
+# ------------------------------------------------------------------------------ plugin state (state DB)
+
+
+@dataclass(frozen=True)
+class PluginStateRow:
+    namespace: str
+    entry_key: str
+    value_json: str
+    created_at: int
+
+
+def plugin_state(conn: apsw.Connection, plugin_id: str, namespaces: tuple[str, ...]) -> list[PluginStateRow]:
+    """One plugin's ``plugin_state_entries`` in these namespaces, in key order."""
+    sql = (
+        "SELECT namespace, entry_key, value_json, created_at FROM plugin_state_entries "
+        f"WHERE plugin_id = ? AND namespace IN ({', '.join('?' * len(namespaces))}) ORDER BY namespace, entry_key"
+    )
+    return [
+        PluginStateRow(str(n), str(k), str(v), int(c or 0))
+        for n, k, v, c in conn.execute(sql, (plugin_id, *namespaces))
+    ]

@@ -70,3 +70,9 @@ def require(conn: apsw.Connection, needs: Mapping[str, tuple[str, ...]], where: 
         for column in columns:
             if column not in have:
                 raise SchemaRefused(f"{where}: table {table} has no column {column}, so {what} cannot be read")
+
+
+# Dreaming's short-term recall store and its recall events (memory-core's plugin state, state DB).
+DREAMING: Mapping[str, tuple[str, ...]] = {
+    "plugin_state_entries": ("plugin_id", "namespace", "entry_key", "value_json", "created_at"),
+}
