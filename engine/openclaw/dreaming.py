@@ -4,7 +4,7 @@ OpenClaw keeps Dreaming's short-term recall entries as ``plugin_state_entries`` 
 ``memory-core``, namespace ``short-term-recall`` (one row per recalled chunk of a workspace), and
 the searches behind them as ``memory.recall.recorded`` events in ``memory-host.events``. Each
 entry is mapped onto clawmem's :class:`~engine.store.recall_rows.RecallRow` and ranked by
-:func:`engine.dreaming.deep.rank` with OpenClaw's default Deep settings (spec §5: score ≥ 0.75,
+:func:`engine.dreaming.deep.rank` with OpenClaw's default Deep settings (docs/memory-core.md §5: score ≥ 0.75,
 ≥ 3 signals, ≥ 3 unique queries, age ≤ 30 days), so every component and gate is explained the
 way clawmem explains its own. Promoting stays with OpenClaw (:data:`PROMOTE_COMMAND`).
 """
