@@ -56,6 +56,7 @@ class OpenClawIntent:
     cooldown_seconds: int
     last_fired_at: datetime | None
     cooldown_until: datetime | None  # set while the cooldown runs (at the time read)
+    cooldown_left_seconds: int  # 0 when no cooldown runs
     expires_at: datetime
     expired: bool  # past its expiry at the time read
     created_at: datetime
@@ -149,6 +150,7 @@ def decode(row: IntentRow, now_ms: int) -> OpenClawIntent:
         cooldown_seconds=row.cooldown_seconds,
         last_fired_at=None if row.last_fired_at is None else _dt(row.last_fired_at),
         cooldown_until=_dt(cooldown_end) if cooldown_end is not None and cooldown_end > now_ms else None,
+        cooldown_left_seconds=max(0, -(-((cooldown_end or 0) - now_ms) // 1000)),
         expires_at=_dt(row.expires_at),
         expired=row.expires_at <= now_ms,
         created_at=_dt(row.created_at),

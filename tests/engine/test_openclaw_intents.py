@@ -27,9 +27,10 @@ def test_the_intent_is_decoded(openclaw_home: Path) -> None:
     assert intent.creator_sender == "1001"
     assert intent.source_session_id == "b08e3850-fc5d-4228-946a-cf39c50f235f"
     assert intent.cooldown_until == datetime(2026, 12, 6, 7, 32, 28, 331000, tzinfo=UTC)
+    assert intent.cooldown_left_seconds == 19 * 3600 + 32 * 60 + 29
     assert intent.expires_at.date().isoformat() == "2027-03-05" and not intent.expired
     later = OpenClawHome.open(openclaw_home).intents(NEXT_DAY)[0]
-    assert later.cooldown_until is None
+    assert later.cooldown_until is None and later.cooldown_left_seconds == 0
 
 
 def test_simulator_names_the_deciding_gate_and_writes_nothing(openclaw_home: Path) -> None:
