@@ -97,3 +97,18 @@ def test_job_list_shows_the_three_cron_jobs(cli, capsys: pytest.CaptureFixture[s
     assert [j["name"] for j in theirs] == JOBS
     assert all(j["enabled"] and j["last_run_at"] is None and j["source"] == "openclaw" for j in theirs)
     assert theirs[0]["next_run_at"] == "2026-12-06T03:00:00+00:00"
+
+
+def test_job_list_puts_clawmems_jobs_first(cli, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    assert (
+        cli(
+            "job", "add", "--description", "Pack the tea", "--at", "2026-12-06T09:00", "--channel", "t", "--sender", "s"
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert cli("job", "list") == 0
+    out = capsys.readouterr().out
+    assert out.index("Pack the tea") < out.index("◆ OpenClaw's scheduled jobs")
+    assert cli("job", "list", "--status", "done", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["openclaw_jobs"] == []

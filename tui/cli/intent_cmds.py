@@ -276,7 +276,10 @@ def _zone_label(tz: tzinfo) -> str:
 
 def cmd_intent_create(args: argparse.Namespace) -> int:
     if common.openclaw_home(args) is not None:
-        raise ClawmemError(f"clawmem does not create OpenClaw's standing intents; {COMMAND}")
+        raise ClawmemError(
+            f"clawmem does not create OpenClaw's standing intents ({COMMAND}); "
+            "without --openclaw this creates one of clawmem's own"
+        )
     engine = common.engine_from(args)
     intent = engine.intents.create(
         args.description,
@@ -512,17 +515,17 @@ def cmd_job_list(args: argparse.Namespace) -> int:
     jobs = engine.jobs.list(args.status)
     openclaw = engine.openclaw
     theirs = () if openclaw is None else openclaw.jobs()
+    if args.status is not None:  # OpenClaw's jobs are enabled or not: "active" keeps the enabled ones
+        theirs = tuple(j for j in theirs if args.status == "active" and j.enabled)
     if args.json:
         extra = {"openclaw_jobs": plain(theirs)} if openclaw is not None else {}
         common.print_json({"jobs": [job_json(j) for j in jobs], **extra})
         return 0
-    if openclaw is not None:
-        print_openclaw_jobs(theirs, openclaw)
-        if not jobs:
-            return 0
-        print()
     if not jobs:
-        print("No jobs." if args.status is None else f"No {args.status} jobs.")
+        if openclaw is not None:
+            print_openclaw_jobs(theirs, openclaw)
+        else:
+            print("No jobs." if args.status is None else f"No {args.status} jobs.")
         return 0
     body = [
         [
@@ -544,6 +547,9 @@ def cmd_job_list(args: argparse.Namespace) -> int:
                 print(f"\n{j.short_id} {j.description}")
                 for run in j.runs:
                     print(f"  {_run_line(run)}")
+    if openclaw is not None:
+        print()
+        print_openclaw_jobs(theirs, openclaw)
     return 0
 
 
