@@ -16,7 +16,7 @@ from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Input, Static
 
-from tests.openclaw_fixture import digest
+from tests.openclaw_fixture import alter, digest, state_db
 from tests.tui.waits import settle, wait_for
 
 AFTER_FIRE = "2026-12-05T12:00:00+00:00"
@@ -87,3 +87,15 @@ def test_openclaw_intents_pane_snapshot(snap_compare, app_after_fire: ClawmemApp
         await settle(pilot)
 
     assert snap_compare(app_after_fire, terminal_size=(160, 45), run_before=run_before)
+
+
+async def test_a_refused_jobs_table_leaves_the_intents(app_after_fire: ClawmemApp, user_home: Path) -> None:
+    alter(state_db(user_home / "openclaw"), "DROP TABLE cron_jobs")
+    async with app_after_fire.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("7")
+        await settle(pilot)
+        pane = app_after_fire.query_one(IntentsPane)
+        assert pane.data is not None and len(pane.data.openclaw_intents) == 1 and pane.data.openclaw_jobs == ()
+        assert "no table cron_jobs" in (pane.data.openclaw_problem or "")
+        assert "no table cron_jobs" in shown(app_after_fire, "#intents-summary")

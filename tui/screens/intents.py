@@ -378,10 +378,16 @@ class IntentsPane(Pane):
             home = engine.openclaw
             if home is None:
                 return data
+            problems = []
+            try:  # each fails alone (a refused shape, a missing database): clawmem's own rows still show
+                data = replace(data, openclaw_intents=home.intents(now))
+            except ClawmemError as exc:
+                problems.append(str(exc))
             try:
-                return replace(data, openclaw_intents=home.intents(now), openclaw_jobs=home.jobs())
-            except ClawmemError as exc:  # a refused shape: clawmem's own intents still show
-                return replace(data, openclaw_problem=str(exc))
+                data = replace(data, openclaw_jobs=home.jobs())
+            except ClawmemError as exc:
+                problems.append(str(exc))
+            return replace(data, openclaw_problem="; ".join(problems) or None)
 
         self.run_engine(
             read,
