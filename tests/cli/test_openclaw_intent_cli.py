@@ -11,7 +11,7 @@ import pytest
 from clawmem.tui.cli import main
 
 from tests.cli.one_line import one_line_error
-from tests.openclaw_fixture import digest
+from tests.openclaw_fixture import agent_db, alter, digest, state_db
 
 AFTER_FIRE = "2026-12-05T12:00:00+00:00"  # the intent fired at 07:32 UTC; its cooldown is 24 h
 INTENT = "d462cb51-b150-49dd-bff2-951bc8a711cf"
@@ -26,6 +26,7 @@ def cli(home: Path, openclaw_home: Path, monkeypatch: pytest.MonkeyPatch):  # ty
     def run(*args: str) -> int:
         return main(["--home", str(home), "--openclaw", str(openclaw_home), *args])
 
+    run.home = home  # type: ignore[attr-defined]
     return run
 
 
@@ -112,3 +113,20 @@ def test_job_list_puts_clawmems_jobs_first(cli, capsys: pytest.CaptureFixture[st
     assert out.index("Pack the tea") < out.index("◆ OpenClaw's scheduled jobs")
     assert cli("job", "list", "--status", "done", "--json") == 0
     assert json.loads(capsys.readouterr().out)["openclaw_jobs"] == []
+
+
+def test_a_refused_table_fails_alone(cli, capsys: pytest.CaptureFixture[str], openclaw_home: Path) -> None:  # type: ignore[no-untyped-def]
+    alter(agent_db(openclaw_home), "DROP TABLE standing_intents_fts", "DROP TABLE standing_intents")
+    alter(state_db(openclaw_home), "DROP TABLE cron_jobs")
+    args = ("--description", "Tea", "--keywords", "office", "--channel", "telegram", "--sender", "1001")
+    assert main(["--home", str(cli.home), "intent", "create", *args]) == 0  # clawmem's own, without --openclaw
+    capsys.readouterr()
+    assert cli("intent", "list") == 1
+    out, err = capsys.readouterr()
+    assert "Tea" in out and "no table standing_intents" in one_line_error(err)
+    assert cli("intent", "match", "office", "--channel", "telegram", "--sender", "1001") == 1
+    out, err = capsys.readouterr()
+    assert "Tea" in out and "no table standing_intents" in one_line_error(err)
+    assert cli("job", "list") == 1
+    out, err = capsys.readouterr()
+    assert "No jobs." in out and "no table cron_jobs" in one_line_error(err)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields, is_dataclass
 from datetime import UTC, date, datetime, tzinfo
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from clawmem.engine.errors import ClawmemError
@@ -312,14 +312,24 @@ def cmd_intent_create(args: argparse.Namespace) -> int:
 def cmd_intent_list(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     intents = engine.intents.list(args.status)
-    openclaw = engine.openclaw
-    theirs = () if openclaw is None else openclaw.intents(engine.clock.now())
+    openclaw, theirs, problem = read_openclaw(engine.openclaw, lambda home: home.intents(engine.clock.now()), ())
+    if problem is not None:
+        return _failed_alone(problem, _list_intents(args, engine.clock.tz, intents, None, ()))
+    return _list_intents(args, engine.clock.tz, intents, openclaw, theirs)
+
+
+def _list_intents(
+    args: argparse.Namespace,
+    tz: tzinfo,
+    intents: Sequence[StandingIntent],
+    openclaw: OpenClawHome | None,
+    theirs: Sequence[OpenClawIntent],
+) -> int:
     theirs = tuple(i for i in theirs if args.status is None or i.status == args.status)
     if args.json:
         extra = {"openclaw_intents": plain(theirs)} if openclaw is not None else {}
         common.print_json({"intents": plain(intents), **extra})
         return 0
-    tz = engine.clock.tz
     if not intents and openclaw is None:
         print("No standing intents." if args.status is None else f"No {args.status} standing intents.")
         return 0
@@ -435,14 +445,19 @@ def cmd_intent_match(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     message = " ".join(args.message)
     report = engine.intents.match(message, channel=args.channel, sender=args.sender, apply=args.apply)
-    openclaw = engine.openclaw
-    theirs = (
-        None
-        if openclaw is None
-        else openclaw.simulate_intents(
+    _, theirs, problem = read_openclaw(
+        engine.openclaw,
+        lambda home: home.simulate_intents(
             message, channel=args.channel, sender=args.sender, now=engine.clock.now(), tz=engine.clock.tz
-        )
+        ),
+        None,
     )
+    if problem is not None:
+        return _failed_alone(problem, _print_match(args, report, None))
+    return _print_match(args, report, theirs)
+
+
+def _print_match(args: argparse.Namespace, report: MatchReport, theirs: OpenClawMatch | None) -> int:
     if args.json:
         extra = {"openclaw": openclaw_match_json(theirs)} if theirs is not None else {}
         common.print_json({**match_json(report), **extra})
@@ -513,8 +528,15 @@ def cmd_job_add(args: argparse.Namespace) -> int:
 def cmd_job_list(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     jobs = engine.jobs.list(args.status)
-    openclaw = engine.openclaw
-    theirs = () if openclaw is None else openclaw.jobs()
+    openclaw, theirs, problem = read_openclaw(engine.openclaw, lambda home: home.jobs(), ())
+    if problem is not None:
+        return _failed_alone(problem, _list_jobs(args, jobs, None, ()))
+    return _list_jobs(args, jobs, openclaw, theirs)
+
+
+def _list_jobs(
+    args: argparse.Namespace, jobs: Sequence[Job], openclaw: OpenClawHome | None, theirs: Sequence[OpenClawJob]
+) -> int:
     if args.status is not None:  # OpenClaw's jobs are enabled or not: "active" keeps the enabled ones
         theirs = tuple(j for j in theirs if args.status == "active" and j.enabled)
     if args.json:
@@ -606,6 +628,26 @@ def cmd_job_run_due(args: argparse.Namespace) -> int:
 # Read in place with ``--openclaw`` (never written): listed beside clawmem's own, marked ◆.
 
 MARK = "◆"
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+def read_openclaw(
+    home: OpenClawHome | None, read: Callable[[OpenClawHome], T], default: D
+) -> tuple[OpenClawHome | None, T | D, str | None]:
+    """What ``read`` gets from the home, or the one line saying why it cannot (clawmem's own
+    rows are still printed, then that line, and the command exits 1)."""
+    if home is None:
+        return None, default, None
+    try:
+        return home, read(home), None
+    except ClawmemError as exc:
+        return None, default, str(exc)
+
+
+def _failed_alone(problem: str, printed: int) -> int:
+    common.fail(problem)
+    return printed or 1
 
 
 def _left(i: OpenClawIntent) -> str:
