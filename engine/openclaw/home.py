@@ -13,17 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import TypeVar
 
 import apsw
 from clawmem.engine.config import Clock
 from clawmem.engine.errors import ClawmemError
-from clawmem.engine.openclaw import databases, dreaming, sessions
+from clawmem.engine.openclaw import databases, dreaming, intents, jobs, sessions
 from clawmem.engine.openclaw.databases import DatabaseInfo
 from clawmem.engine.openclaw.discovery import Discovery, discover
 from clawmem.engine.openclaw.dreaming import OpenClawCandidate, OpenClawDreaming
 from clawmem.engine.openclaw.index_report import IndexReport, build_report
+from clawmem.engine.openclaw.intents import OpenClawIntent, OpenClawMatch
+from clawmem.engine.openclaw.jobs import OpenClawJob
 from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawSessionDetail
 from clawmem.engine.store.openclaw import rows, schema
 
@@ -82,6 +85,9 @@ class OpenClawHome:
             databases.describe(databases.AGENT, self.found.agent_db),
             databases.describe(databases.STATE, self.found.state_db),
         )
+
+    def _state(self, needs: Mapping[str, tuple[str, ...]], what: str, fn: Callable[[apsw.Connection], T]) -> T:
+        return databases.read_checked(databases.STATE, self.found.state_db, needs, what, fn)
 
     def _agent(self, needs: Mapping[str, tuple[str, ...]], what: str, fn: Callable[[apsw.Connection], T]) -> T:
         return databases.read_checked(databases.AGENT, self.found.agent_db, needs, what, fn)
@@ -195,6 +201,38 @@ class OpenClawHome:
     def dream_candidate(self, selector: str, clock: Clock) -> OpenClawCandidate | None:
         """One of the agent's recall entries by key, ``path:line`` or unique key prefix (None: no such entry)."""
         return dreaming.find(self.dreaming(clock), selector)
+
+    # ------------------------------------------------------------------------------ intents
+
+    def intents(self, now: datetime) -> tuple[OpenClawIntent, ...]:
+        """Its standing intents, oldest first, with fires left and cooldown as of ``now``."""
+        found = self._agent(schema.INTENTS, "its standing intents", rows.standing_intents)
+        now_ms = round(now.timestamp() * 1000)
+        return tuple(intents.decode(r, now_ms) for r in found)
+
+    def find_intent(self, selector: str, now: datetime) -> OpenClawIntent | None:
+        """An intent by id or a unique prefix (≥ 6 characters); None when this home has none."""
+        text = selector.strip().lower()
+        every = self.intents(now)
+        exact = [i for i in every if i.id.lower() == text]
+        if exact or len(text) < 6:
+            return exact[0] if exact else None
+        prefixed = [i for i in every if i.id.lower().startswith(text)]
+        if len(prefixed) > 1:
+            raise ClawmemError(f"{selector.strip()!r} matches {len(prefixed)} OpenClaw intents; give more of the id")
+        return prefixed[0] if prefixed else None
+
+    def simulate_intents(
+        self, message: str, *, channel: str | None, sender: str | None, now: datetime, tz: tzinfo = UTC
+    ) -> OpenClawMatch:
+        """Would ``message`` fire each intent now, and which gate decides; reads only, writes nothing."""
+        return intents.simulate(self.intents(now), message, channel=channel, sender=sender, at=now, tz=tz)
+
+    # ------------------------------------------------------------------------------ jobs
+
+    def jobs(self) -> tuple[OpenClawJob, ...]:
+        """The gateway's scheduled jobs (state DB ``cron_jobs``) in OpenClaw's order."""
+        return tuple(jobs.decode(r) for r in self._state(schema.JOBS, "its scheduled jobs", rows.cron_jobs))
 
     # ------------------------------------------------------------------------------ status
 

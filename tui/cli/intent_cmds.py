@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields, is_dataclass
 from datetime import UTC, date, datetime, tzinfo
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from clawmem.engine.errors import ClawmemError
@@ -23,6 +23,9 @@ from clawmem.engine.intents.service import (
     MatchReport,
     StandingIntent,
 )
+from clawmem.engine.openclaw.home import OpenClawHome
+from clawmem.engine.openclaw.intents import COMMAND, OpenClawIntent, OpenClawMatch
+from clawmem.engine.openclaw.jobs import OpenClawJob
 from clawmem.engine.times import local_minute
 from clawmem.tui.cli import common
 
@@ -272,6 +275,11 @@ def _zone_label(tz: tzinfo) -> str:
 
 
 def cmd_intent_create(args: argparse.Namespace) -> int:
+    if common.openclaw_home(args) is not None:
+        raise ClawmemError(
+            f"clawmem does not create OpenClaw's standing intents ({COMMAND}); "
+            "without --openclaw this creates one of clawmem's own"
+        )
     engine = common.engine_from(args)
     intent = engine.intents.create(
         args.description,
@@ -304,21 +312,47 @@ def cmd_intent_create(args: argparse.Namespace) -> int:
 def cmd_intent_list(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     intents = engine.intents.list(args.status)
+    openclaw, theirs, problem = read_openclaw(engine.openclaw, lambda home: home.intents(engine.clock.now()), ())
+    if problem is not None:
+        return _failed_alone(problem, _list_intents(args, engine.clock.tz, intents, None, ()))
+    return _list_intents(args, engine.clock.tz, intents, openclaw, theirs)
+
+
+def _list_intents(
+    args: argparse.Namespace,
+    tz: tzinfo,
+    intents: Sequence[StandingIntent],
+    openclaw: OpenClawHome | None,
+    theirs: Sequence[OpenClawIntent],
+) -> int:
+    theirs = tuple(i for i in theirs if args.status is None or i.status == args.status)
     if args.json:
-        common.print_json({"intents": plain(intents)})
+        extra = {"openclaw_intents": plain(theirs)} if openclaw is not None else {}
+        common.print_json({"intents": plain(intents), **extra})
         return 0
-    if not intents:
+    if not intents and openclaw is None:
         print("No standing intents." if args.status is None else f"No {args.status} standing intents.")
         return 0
-    tz = engine.clock.tz
-    for line in table(INTENT_HEADERS, [intent_row(i, tz) for i in intents], (None, None, None, 40, 30)):
-        print(line)
+    if intents:
+        for line in table(INTENT_HEADERS, [intent_row(i, tz) for i in intents], (None, None, None, 40, 30)):
+            print(line)
+    if openclaw is not None:
+        if intents:
+            print()
+        print_openclaw_intents(theirs, openclaw, tz)
     print(f"(times in {_zone_label(tz)})")
     return 0
 
 
 def cmd_intent_show(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
+    theirs = None if engine.openclaw is None else engine.openclaw.find_intent(args.id, engine.clock.now())
+    if theirs is not None:
+        if args.json:
+            common.print_json({"openclaw_intent": plain(theirs)})
+        else:
+            print_openclaw_intent(theirs, engine.clock.tz)
+        return 0
     intent = engine.intents.get(args.id)
     history = engine.intents.fires(intent.id)
     if args.json:
@@ -356,6 +390,9 @@ def cmd_intent_show(args: argparse.Namespace) -> int:
 
 def cmd_intent_cancel(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
+    theirs = None if engine.openclaw is None else engine.openclaw.find_intent(args.id, engine.clock.now())
+    if theirs is not None:
+        raise ClawmemError(f"intent {theirs.short_id} is OpenClaw's, read-only here; to cancel it: {COMMAND}")
     intent = engine.intents.cancel(args.id)
     if args.json:
         common.print_json(plain(intent))
@@ -406,10 +443,30 @@ def match_json(r: MatchReport) -> dict[str, Any]:
 
 def cmd_intent_match(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
-    report = engine.intents.match(" ".join(args.message), channel=args.channel, sender=args.sender, apply=args.apply)
+    message = " ".join(args.message)
+    report = engine.intents.match(message, channel=args.channel, sender=args.sender, apply=args.apply)
+    _, theirs, problem = read_openclaw(
+        engine.openclaw,
+        lambda home: home.simulate_intents(
+            message, channel=args.channel, sender=args.sender, now=engine.clock.now(), tz=engine.clock.tz
+        ),
+        None,
+    )
+    if problem is not None:
+        return _failed_alone(problem, _print_match(args, report, None))
+    return _print_match(args, report, theirs)
+
+
+def _print_match(args: argparse.Namespace, report: MatchReport, theirs: OpenClawMatch | None) -> int:
     if args.json:
-        common.print_json(match_json(report))
+        extra = {"openclaw": openclaw_match_json(theirs)} if theirs is not None else {}
+        common.print_json({**match_json(report), **extra})
         return 0
+    if theirs is not None:
+        print_openclaw_match(theirs)
+        if not report.verdicts:
+            return 0
+        print()
     if not report.verdicts:
         print("No standing intents.")
         return 0
@@ -471,11 +528,26 @@ def cmd_job_add(args: argparse.Namespace) -> int:
 def cmd_job_list(args: argparse.Namespace) -> int:
     engine = common.engine_from(args)
     jobs = engine.jobs.list(args.status)
+    openclaw, theirs, problem = read_openclaw(engine.openclaw, lambda home: home.jobs(), ())
+    if problem is not None:
+        return _failed_alone(problem, _list_jobs(args, jobs, None, ()))
+    return _list_jobs(args, jobs, openclaw, theirs)
+
+
+def _list_jobs(
+    args: argparse.Namespace, jobs: Sequence[Job], openclaw: OpenClawHome | None, theirs: Sequence[OpenClawJob]
+) -> int:
+    if args.status is not None:  # OpenClaw's jobs are enabled or not: "active" keeps the enabled ones
+        theirs = tuple(j for j in theirs if args.status == "active" and j.enabled)
     if args.json:
-        common.print_json({"jobs": [job_json(j) for j in jobs]})
+        extra = {"openclaw_jobs": plain(theirs)} if openclaw is not None else {}
+        common.print_json({"jobs": [job_json(j) for j in jobs], **extra})
         return 0
     if not jobs:
-        print("No jobs." if args.status is None else f"No {args.status} jobs.")
+        if openclaw is not None:
+            print_openclaw_jobs(theirs, openclaw)
+        else:
+            print("No jobs." if args.status is None else f"No {args.status} jobs.")
         return 0
     body = [
         [
@@ -497,6 +569,9 @@ def cmd_job_list(args: argparse.Namespace) -> int:
                 print(f"\n{j.short_id} {j.description}")
                 for run in j.runs:
                     print(f"  {_run_line(run)}")
+    if openclaw is not None:
+        print()
+        print_openclaw_jobs(theirs, openclaw)
     return 0
 
 
@@ -547,3 +622,138 @@ def cmd_job_run_due(args: argparse.Namespace) -> int:
         print(f"RUN  {r.job.short_id}  {r.job.description}{target}")
         print(f"     {_run_line(r.run)}; next: {_job_when(r.job.next_run_at) if r.job.next_run_at else r.job.status}")
     return 0
+
+
+# --------------------------------------------------------------------------- OpenClaw's intents and jobs
+# Read in place with ``--openclaw`` (never written): listed beside clawmem's own, marked ◆.
+
+MARK = "◆"
+T = TypeVar("T")
+D = TypeVar("D")
+
+
+def read_openclaw(
+    home: OpenClawHome | None, read: Callable[[OpenClawHome], T], default: D
+) -> tuple[OpenClawHome | None, T | D, str | None]:
+    """What ``read`` gets from the home, or the one line saying why it cannot (clawmem's own
+    rows are still printed, then that line, and the command exits 1)."""
+    if home is None:
+        return None, default, None
+    try:
+        return home, read(home), None
+    except ClawmemError as exc:
+        return None, default, str(exc)
+
+
+def _failed_alone(problem: str, printed: int) -> int:
+    common.fail(problem)
+    return printed or 1
+
+
+def _left(i: OpenClawIntent) -> str:
+    return f"{i.fire_count}/{i.max_fires} ({i.fires_left} left)"
+
+
+def print_openclaw_intents(intents: Sequence[OpenClawIntent], home: OpenClawHome, tz: tzinfo) -> None:
+    print(f"{MARK} OpenClaw's standing intents, read-only ({home.found.agent_db}):")
+    if not intents:
+        print("  none")
+        return
+    body = [
+        [
+            f"{MARK} {i.short_id}",
+            i.status,
+            _left(i),
+            "; ".join(i.keywords),
+            i.scope,
+            _when(i.cooldown_until, tz),
+            _when(i.expires_at, tz),
+            i.creator_sender or "unknown",
+            i.description,
+        ]
+        for i in intents
+    ]
+    headers = ("ID", "STATE", "FIRES", "KEYWORDS", "SCOPE", "COOLDOWN UNTIL", "EXPIRES", "CREATOR", "DESCRIPTION")
+    for line in table(headers, body, (None, None, None, 30, 30, None, None, 16)):
+        print(line)
+    print(f"To change them: {COMMAND}.")
+
+
+def print_openclaw_intent(i: OpenClawIntent, tz: tzinfo) -> None:
+    cooldown = _hours_text(i.cooldown_seconds) + (f", until {_when(i.cooldown_until, tz)}" if i.cooldown_until else "")
+    for label, value in (
+        ("id", f"{i.id} ({MARK} OpenClaw's, read-only)"),
+        ("state", i.status + (" (past its expiry)" if i.expired else "")),
+        ("description", i.description),
+        ("keywords", "; ".join(i.keywords)),
+        ("scope", f"{i.scope}  (channel {list(i.channel_scope)}, sender {list(i.sender_scope)})"),
+        ("creator", i.creator_sender or "unknown"),
+        ("session", i.source_session_id or "unknown"),
+        ("fires", _left(i)),
+        ("last fired", _when(i.last_fired_at, tz)),
+        ("cooldown", cooldown),
+        ("expires", _when(i.expires_at, tz)),
+        ("created", _when(i.created_at, tz)),
+    ):
+        print(f"{label + ':':<13}{value}")
+    print(f"To change it: {COMMAND}.")
+
+
+def openclaw_match_json(m: OpenClawMatch) -> dict[str, Any]:
+    return {
+        "channel": m.channel,
+        "sender": m.sender,
+        "at": m.at.isoformat(),
+        "applied": False,
+        "tokens": list(m.tokens),
+        "would_fire": [v.intent.id for v in m.verdicts if v.fires],
+        "verdicts": [
+            {
+                "id": v.intent.id,
+                "description": v.intent.description,
+                "status": v.intent.status,
+                "outcome": v.outcome,
+                "fires": v.fires,
+                "reason": v.reason,
+                "reasons": list(v.reasons),
+                "matched_keyword": v.matched_keyword,
+            }
+            for v in m.verdicts
+        ],
+    }
+
+
+def print_openclaw_match(m: OpenClawMatch) -> None:
+    print(f"{MARK} OpenClaw's standing intents (simulated: OpenClaw's state is never changed):")
+    if not m.verdicts:
+        print("  none")
+        return
+    body = [
+        ["WOULD FIRE" if v.fires else "-", f"{MARK} {v.intent.short_id}", v.intent.description, v.reason]
+        for v in m.verdicts
+    ]
+    for v, row in zip(m.verdicts, body, strict=True):
+        if not v.fires and len(v.reasons) > 1:
+            row[3] += f" (+{len(v.reasons) - 1} more)"
+    for line in table(("", "ID", "DESCRIPTION", "WHY"), body, (None, None, 32)):
+        print(line)
+
+
+def print_openclaw_jobs(jobs: Sequence[OpenClawJob], home: OpenClawHome) -> None:
+    print(f"{MARK} OpenClaw's scheduled jobs, read-only ({home.found.state_db}):")
+    if not jobs:
+        print("  none")
+        return
+    body = [
+        [
+            f"{MARK} {j.short_id}",
+            "enabled" if j.enabled else "disabled",
+            j.schedule,
+            _job_when(j.next_run_at),
+            _job_when(j.last_run_at) if j.last_run_at else "never",
+            j.name,
+        ]
+        for j in jobs
+    ]
+    for line in table(("ID", "STATUS", "SCHEDULE", "NEXT RUN", "LAST RUN", "NAME"), body):
+        print(line)

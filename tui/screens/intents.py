@@ -3,16 +3,25 @@ executes — state, keywords, scope, fires used and left, cooldown, expiry — w
 validated form) and cancel; a trigger simulator that shows, for a message from a sender on a
 channel, which intents would fire, the exact block injected, and why every other one would
 not (a dry run: nothing changes); and the timed jobs beside them, with their run history.
+
+Opened on an OpenClaw home (``clawmem --openclaw``), the agent's own standing intents and the
+gateway's scheduled jobs are rows of the same tables, marked ◆ and read in place: the simulator
+explains them too (without changing them), and their panels give the way to change them in
+OpenClaw instead of a cancel key.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, tzinfo
 from typing import ClassVar
 
+from clawmem.engine.errors import ClawmemError
 from clawmem.engine.intents.automation import Job
 from clawmem.engine.intents.service import CANCELLABLE, STATUSES, IntentFire, IntentVerdict, MatchReport, StandingIntent
+from clawmem.engine.openclaw.intents import OpenClawIntent, OpenClawMatch
+from clawmem.engine.openclaw.jobs import OpenClawJob
+from clawmem.tui.render import openclaw_intents as oc
 from clawmem.tui.screens.pane import Pane
 from clawmem.tui.widgets.fit_table import FitTable
 from rich.console import Group, RenderableType
@@ -50,6 +59,7 @@ OUTCOME_LABEL = {
 STATE_ORDER = {"armed": 0, "fired": 1, "pending": 2, "done": 3, "cancelled": 4, "expired": 5}
 JOB_STYLE = {"active": "green", "done": "cyan", "cancelled": "dim"}
 FILTERS = ("all", *(s for s in STATUSES if s != "pending"), "pending")
+OPENCLAW_KEY = "openclaw:"  # the table key of an OpenClaw intent, verdict or job: this prefix and its id
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,15 @@ class IntentsData:
     jobs: tuple[Job, ...]
     tz: tzinfo
     now: datetime
+    openclaw_intents: tuple[OpenClawIntent, ...] = ()
+    openclaw_jobs: tuple[OpenClawJob, ...] = ()
+    openclaw_problem: str | None = None  # why OpenClaw's intents or jobs could not be read
+
+
+@dataclass(frozen=True)
+class Simulation:
+    report: MatchReport
+    openclaw: OpenClawMatch | None  # None: not opened on an OpenClaw home, or it could not be read
 
 
 class IntentsTable(FitTable):
@@ -287,6 +306,7 @@ class IntentsPane(Pane):
         super().__init__(id="intents-pane")
         self.data: IntentsData | None = None
         self.report: MatchReport | None = None
+        self.openclaw_report: OpenClawMatch | None = None
         self.intent_id: str | None = None
         self.verdict_id: str | None = None
         self.job_id: str | None = None
@@ -351,8 +371,26 @@ class IntentsPane(Pane):
 
     def _load(self) -> None:
         engine = self.engine
+
+        def read() -> IntentsData:
+            now = engine.clock.now()
+            data = IntentsData(engine.intents.list(), engine.jobs.list(), engine.clock.tz, now)
+            home = engine.openclaw
+            if home is None:
+                return data
+            problems = []
+            try:  # each fails alone (a refused shape, a missing database): clawmem's own rows still show
+                data = replace(data, openclaw_intents=home.intents(now))
+            except ClawmemError as exc:
+                problems.append(str(exc))
+            try:
+                data = replace(data, openclaw_jobs=home.jobs())
+            except ClawmemError as exc:
+                problems.append(str(exc))
+            return replace(data, openclaw_problem="; ".join(problems) or None)
+
         self.run_engine(
-            lambda: IntentsData(engine.intents.list(), engine.jobs.list(), engine.clock.tz, engine.clock.now()),
+            read,
             self._show,
             group="intents-load",
             failure="intents could not be read",
@@ -367,10 +405,17 @@ class IntentsPane(Pane):
         self._show_intents()
         jobs = self.query_one("#intents-jobs-table", IntentsTable)
         ordered = sorted(data.jobs, key=lambda j: (j.status != "active", j.next_run_at or data.now, j.created_at, j.id))
-        self.job_id = jobs.fill([(j.id, job_cells(j, data.now)) for j in ordered], self.job_id)
+        theirs = [(OPENCLAW_KEY + j.id, oc.job_cells(j, data.now, data.tz)) for j in data.openclaw_jobs]
+        self.job_id = jobs.fill([(j.id, job_cells(j, data.now)) for j in ordered] + theirs, self.job_id)
         self._show_job()
-        channels = sorted({i.channel_scope for i in data.intents if i.channel_scope})
-        senders = sorted({i.sender_scope for i in data.intents if i.sender_scope})
+        channels = sorted(
+            {i.channel_scope for i in data.intents if i.channel_scope}
+            | {i.channel for i in data.openclaw_intents if i.channel}
+        )
+        senders = sorted(
+            {i.sender_scope for i in data.intents if i.sender_scope}
+            | {i.sender for i in data.openclaw_intents if i.sender}
+        )
         self.query_one("#intents-channel", Input).suggester = SuggestFromList(channels, case_sensitive=False)
         self.query_one("#intents-sender", Input).suggester = SuggestFromList(senders)
         self.refresh_bindings()
@@ -384,8 +429,14 @@ class IntentsPane(Pane):
             (i for i in data.intents if wanted == "all" or i.status == wanted),
             key=lambda i: (STATE_ORDER.get(i.status, 9), i.created_at, i.id),
         )
+        theirs = [
+            (OPENCLAW_KEY + i.id, oc.intent_cells(i, data.now, data.tz))
+            for i in data.openclaw_intents
+            if wanted == "all" or i.status == wanted
+        ]
         table = self.query_one("#intents-table", IntentsTable)
-        self.intent_id = table.fill([(i.id, intent_cells(i, data.now, data.tz)) for i in shown], self.intent_id)
+        rows = [(i.id, intent_cells(i, data.now, data.tz)) for i in shown] + theirs
+        self.intent_id = table.fill(rows, self.intent_id)
         if self.report is None:
             self._show_intent_detail()
         counts = {s: sum(1 for i in data.intents if i.status == s) for s in STATUSES}
@@ -395,7 +446,12 @@ class IntentsPane(Pane):
                 summary.append(f"{counts[status]} {status}", style=STATE_MARK[status][1])
                 summary.append("  ")
         zone = getattr(data.tz, "key", None) or data.now.astimezone(data.tz).tzname() or "local"
-        summary.append(f"· times in {zone}" if data.intents else "none yet — n creates one", style="dim")
+        if data.openclaw_intents:
+            summary.append(f"{oc.OPENCLAW_MARK}{len(data.openclaw_intents)} OpenClaw's (read-only)  ", style="cyan")
+        if data.openclaw_problem:
+            summary.append(f"{oc.OPENCLAW_MARK}{data.openclaw_problem}  ", style="red")
+        any_rows = data.intents or data.openclaw_intents
+        summary.append(f"· times in {zone}" if any_rows else "none yet — n creates one", style="dim")
         self.query_one("#intents-summary", Static).update(summary)
 
     def _selected_intent(self) -> StandingIntent | None:
@@ -403,8 +459,20 @@ class IntentsPane(Pane):
             return None
         return next((i for i in self.data.intents if i.id == self.intent_id), None)
 
+    def _selected_openclaw_intent(self) -> OpenClawIntent | None:
+        if self.data is None or self.intent_id is None or not self.intent_id.startswith(OPENCLAW_KEY):
+            return None
+        wanted = self.intent_id.removeprefix(OPENCLAW_KEY)
+        return next((i for i in self.data.openclaw_intents if i.id == wanted), None)
+
     def _show_job(self) -> None:
         widget = self.query_one("#intents-job-history", Static)
+        if self.data is not None and self.job_id is not None and self.job_id.startswith(OPENCLAW_KEY):
+            wanted = self.job_id.removeprefix(OPENCLAW_KEY)
+            theirs = next((j for j in self.data.openclaw_jobs if j.id == wanted), None)
+            if theirs is not None:
+                widget.update(oc.render_job(theirs, self.data.tz))
+                return
         job = next((j for j in self.data.jobs if j.id == self.job_id), None) if self.data else None
         if job is None:
             widget.update(
@@ -418,6 +486,10 @@ class IntentsPane(Pane):
         widget.update(render_job(job, self.data.now))
 
     def _show_intent_detail(self) -> None:
+        theirs = self._selected_openclaw_intent()
+        if theirs is not None and self.data is not None:
+            self.query_one("#intents-block", Static).update(oc.render_intent(theirs, self.data.tz))
+            return
         intent = self._selected_intent()
         if intent is None:
             if self.report is None:
@@ -470,16 +542,32 @@ class IntentsPane(Pane):
         self._simulate(self._generation, message, channel, sender)
 
     def _simulate(self, generation: int, message: str, channel: str, sender: str) -> None:
+        engine = self.engine
+
+        def run() -> Simulation:
+            report = engine.intents.match(message, channel=channel or None, sender=sender or None, apply=False)
+            theirs = None
+            if engine.openclaw is not None:
+                try:
+                    theirs = engine.openclaw.simulate_intents(
+                        message, channel=channel or None, sender=sender or None, now=report.at, tz=engine.clock.tz
+                    )
+                except ClawmemError:
+                    theirs = None  # the summary line already says why OpenClaw's intents cannot be read
+            return Simulation(report, theirs)
+
         self.run_engine(
-            lambda: self.engine.intents.match(message, channel=channel or None, sender=sender or None, apply=False),
-            lambda report: self._show_report(generation, report),
+            run,
+            lambda sim: self._show_report(generation, sim),
             group="intents-simulate",
             failure="simulation failed",
         )
 
-    def _show_report(self, generation: int, report: MatchReport) -> None:
+    def _show_report(self, generation: int, sim: Simulation) -> None:
         if generation != self._generation:
             return  # a newer message is on its way
+        report = sim.report
+        self.openclaw_report = sim.openclaw
         inputs = (report.prompt, report.channel, report.sender)
         same_message = (
             self.report is not None and (self.report.prompt, self.report.channel, self.report.sender) == inputs
@@ -487,14 +575,24 @@ class IntentsPane(Pane):
         self.report = report
         table = self.query_one("#intents-verdicts", IntentsTable)
         keep = self.verdict_id if same_message else None  # new inputs start at the first verdict
-        self.verdict_id = table.fill([(v.intent.id, verdict_cells(v)) for v in report.verdicts], keep)
+        theirs = (
+            [(OPENCLAW_KEY + v.intent.id, oc.verdict_cells(v)) for v in sim.openclaw.verdicts] if sim.openclaw else []
+        )
+        self.verdict_id = table.fill([(v.intent.id, verdict_cells(v)) for v in report.verdicts] + theirs, keep)
         self._show_block()
 
     def _show_block(self) -> None:
         if self.report is None:
             return
         selected = next((v for v in self.report.verdicts if v.intent.id == self.verdict_id), None)
-        self.query_one("#intents-block", Static).update(render_match(self.report, selected))
+        panel = render_match(self.report, selected)
+        theirs = self.openclaw_report
+        if theirs is not None and self.verdict_id is not None and self.verdict_id.startswith(OPENCLAW_KEY):
+            wanted = self.verdict_id.removeprefix(OPENCLAW_KEY)
+            verdict = next((v for v in theirs.verdicts if v.intent.id == wanted), None)
+            if verdict is not None:
+                panel = Group(panel, oc.render_verdict(verdict))
+        self.query_one("#intents-block", Static).update(panel)
 
     # ------------------------------------------------------------------------------------ events
 

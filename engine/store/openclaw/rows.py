@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import apsw
-from clawmem.engine.store.openclaw.schema import SESSION_OPTIONAL, SESSIONS, present_columns
+from clawmem.engine.store.openclaw.schema import INTENTS, JOBS, SESSION_OPTIONAL, SESSIONS, present_columns
 
 
 @dataclass(frozen=True)
@@ -164,3 +164,43 @@ def plugin_state(conn: apsw.Connection, plugin_id: str, namespaces: tuple[str, .
         PluginStateRow(str(n), str(k), str(v), int(c or 0))
         for n, k, v, c in conn.execute(sql, (plugin_id, *namespaces))
     ]
+
+
+@dataclass(frozen=True)
+class IntentRow:
+    id: str
+    description: str
+    trigger_keywords: str
+    channel_scope: str | None
+    sender_scope: str | None
+    creator_sender: str | None
+    status: str
+    expires_at: int
+    max_fires: int
+    fire_count: int
+    cooldown_seconds: int
+    last_fired_at: int | None
+    created_at: int
+    source_session_id: str | None
+
+
+def standing_intents(conn: apsw.Connection) -> list[IntentRow]:
+    sql = f"SELECT {', '.join(INTENTS['standing_intents'])} FROM standing_intents ORDER BY created_at, id"
+    return [IntentRow(*row) for row in conn.execute(sql)]
+
+
+@dataclass(frozen=True)
+class CronJobRow:
+    job_id: str
+    name: str
+    description: str | None
+    enabled: int
+    agent_id: str | None
+    job_json: str
+    state_json: str
+    sort_order: int
+
+
+def cron_jobs(conn: apsw.Connection) -> list[CronJobRow]:
+    sql = f"SELECT {', '.join(JOBS['cron_jobs'])} FROM cron_jobs ORDER BY sort_order, name, job_id"
+    return [CronJobRow(*row) for row in conn.execute(sql)]

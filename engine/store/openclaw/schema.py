@@ -45,6 +45,29 @@ SESSION_OPTIONAL: Mapping[str, tuple[str, ...]] = {
     "transcript_events": ("event_zstd", "event_utf8_bytes"),
 }
 
+# Standing intents (agent DB) and the gateway's scheduled jobs (state DB).
+INTENTS: Mapping[str, tuple[str, ...]] = {
+    "standing_intents": (
+        "id",
+        "description",
+        "trigger_keywords",
+        "channel_scope",
+        "sender_scope",
+        "creator_sender",
+        "status",
+        "expires_at",
+        "max_fires",
+        "fire_count",
+        "cooldown_seconds",
+        "last_fired_at",
+        "created_at",
+        "source_session_id",
+    ),
+}
+JOBS: Mapping[str, tuple[str, ...]] = {
+    "cron_jobs": ("job_id", "name", "description", "enabled", "agent_id", "job_json", "state_json", "sort_order"),
+}
+
 
 class SchemaRefused(ClawmemError):
     """A database lacks a table or column a feature needs, or is newer than clawmem knows."""
