@@ -5,8 +5,11 @@ so all three say the same thing, with the numbers the engine actually used."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from clawmem.engine.search.dates import REPORT_DAYS
 from clawmem.engine.search.types import SearchHit, SearchResponse
+from clawmem.engine.sessions import index as session_index
 
 PATH_TIERS = {3: "full path", 2: "file name", 1: "file stem"}  # what of a path the query named
 
@@ -121,3 +124,50 @@ def qualifies_note(hit: SearchHit, response: SearchResponse, min_score: float) -
     verdict = "≥" if b.qualifying >= min_score else "<"
     ranked = f" · ranked at {b.pre_threshold:.3f} by age" if b.decay < 1 else ""
     return f"qualifies at {b.qualifying:.3f} {verdict} min score {min_score:g}{ranked}"
+
+
+def hit_record(hit: SearchHit) -> dict[str, Any]:
+    """A hit's one JSON form (snake_case, every breakdown field): the CLI's `--json` and the MCP
+    server's `fullBreakdown` take it from here."""
+    b = hit.breakdown
+    return {
+        "path": hit.path,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "score": hit.score,
+        "snippet": hit.snippet,
+        "source": hit.source,
+        "breakdown": {
+            "vector_raw": b.vector_raw,
+            "vector": b.vector,
+            "keyword_raw": b.keyword_raw,
+            "keyword": b.keyword,
+            "path_tier": b.path_tier,
+            "content": b.content,
+            "age_days": b.age_days,
+            "recency": b.recency,
+            "decay": b.decay,
+            "importance": b.importance,
+            "importance_factor": b.importance_factor,
+            "project_factor": b.project_factor,
+            "pre_threshold": b.pre_threshold,
+            "qualifying": b.qualifying,
+            "mmr_rank": b.mmr_rank,
+            "passed_threshold": b.passed_threshold,
+            "line": b.line,
+            "line_cosine": b.line_cosine,
+            "line_vector": b.line_vector,
+            "date_match": b.date_match,
+        },
+        "provenance": {
+            "origin_class": hit.provenance.origin_class,
+            "session_kind": hit.provenance.session_kind,
+            "observed_at": hit.provenance.observed_at,
+        },
+        "status": hit.status,
+        "triggers": list(hit.triggers),
+        "project_keys": list(hit.project_keys),
+        "legs": list(hit.legs),
+        "note": hit.note,
+        "session_id": session_index.session_id_of(hit.path) if hit.source == "sessions" else None,
+    }

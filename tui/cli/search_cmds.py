@@ -13,6 +13,7 @@ from clawmem.engine.search.dates import REPORT_DAYS
 from clawmem.engine.search.explain import (
     age_note,
     content_formula,
+    hit_record,
     keyword_note,
     nothing_qualified,
     path_tier_label,
@@ -107,48 +108,8 @@ def session_id_of(hit: SearchHit) -> str | None:
 
 
 def hit_json(hit: SearchHit) -> dict[str, Any]:
-    b = hit.breakdown
-    return {
-        "path": hit.path,
-        "start_line": hit.start_line,
-        "end_line": hit.end_line,
-        "score": hit.score,
-        "snippet": hit.snippet,
-        "source": hit.source,
-        "breakdown": {
-            "vector_raw": b.vector_raw,
-            "vector": b.vector,
-            "keyword_raw": b.keyword_raw,
-            "keyword": b.keyword,
-            "path_tier": b.path_tier,
-            "content": b.content,
-            "age_days": b.age_days,
-            "recency": b.recency,
-            "decay": b.decay,
-            "importance": b.importance,
-            "importance_factor": b.importance_factor,
-            "project_factor": b.project_factor,
-            "pre_threshold": b.pre_threshold,
-            "qualifying": b.qualifying,
-            "mmr_rank": b.mmr_rank,
-            "passed_threshold": b.passed_threshold,
-            "line": b.line,
-            "line_cosine": b.line_cosine,
-            "line_vector": b.line_vector,
-            "date_match": b.date_match,
-        },
-        "provenance": {
-            "origin_class": hit.provenance.origin_class,
-            "session_kind": hit.provenance.session_kind,
-            "observed_at": hit.provenance.observed_at,
-        },
-        "status": hit.status,
-        "triggers": list(hit.triggers),
-        "project_keys": list(hit.project_keys),
-        "legs": list(hit.legs),
-        "note": hit.note,
-        "session_id": session_id_of(hit),
-    }
+    """A hit's one JSON form (engine/search/explain.py), as `search --json` prints it."""
+    return hit_record(hit)
 
 
 def response_json(

@@ -22,8 +22,9 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.forget.service import refuse_unresolved
 from clawmem.engine.intents.service import STATUSES, MatchReport, StandingIntent
-from clawmem.engine.search.explain import nothing_qualified, why_sentence
+from clawmem.engine.search.explain import hit_record, nothing_qualified, why_sentence
 from clawmem.engine.search.types import SearchHit, SearchResponse
+from clawmem.engine.sessions import index as session_index
 from clawmem.tui.cli import common, intent_cmds, search_cmds
 from clawmem.tui.mcp.door import MemoryDoor
 from mcp.server.mcpserver.exceptions import ToolError
@@ -158,13 +159,13 @@ def hit_out(
         out["triggers"] = list(hit.triggers)
     if hit.project_keys:
         out["projectKeys"] = list(hit.project_keys)
-    sid = search_cmds.session_id_of(hit)
+    sid = session_index.session_id_of(hit.path) if hit.source == "sessions" else None
     if sid is not None:
         out["sessionId"] = sid
     if hit.note:
         out["note"] = hit.note
     if explain:
-        full = search_cmds.hit_json(hit)
+        full = hit_record(hit)
         out["fullBreakdown"] = plain(
             {**full["breakdown"], "vector_z": b.vector_z, "vector_note": b.vector_note, "legs": full["legs"]}
         )
