@@ -110,17 +110,25 @@ class OpenClawHome:
 
     def sessions(self) -> tuple[OpenClawSession, ...]:
         """Every session in the agent database, newest first, with sender, channel and trust."""
-        windows, events = self._agent(schema.SESSIONS, "its sessions", lambda c: (rows.windows(c), rows.events(c)))
+        return tuple(d.summary for d in self._details(None))
+
+    def _details(self, session_ids: Sequence[str] | None) -> tuple[OpenClawSessionDetail, ...]:
+        """These sessions (None: every one), newest first, with their decoded, classified events."""
+        wanted = None if session_ids is None else set(session_ids)
+
+        def read(conn: apsw.Connection) -> tuple[list[rows.WindowRow], list[rows.EventRow]]:
+            chosen = [w for w in rows.windows(conn) if wanted is None or w.session_id in wanted]
+            return chosen, rows.events(conn, None if wanted is None else [w.session_id for w in chosen])
+
+        windows, events = self._agent(schema.SESSIONS, "its sessions", read)
         by_session: dict[str, list[rows.EventRow]] = {}
         for e in events:
             by_session.setdefault(e.session_id, []).append(e)
-        out = []
-        for w in windows:
-            evs, senders = sessions.read_events(
-                sessions.session_kind(w.session_key), by_session.get(w.session_id, []), self.found.config
-            )
-            out.append(sessions.summarize(w, evs, senders))
-        return tuple(out)
+        return tuple(self._detail(w, by_session.get(w.session_id, [])) for w in windows)
+
+    def _detail(self, window: rows.WindowRow, events: list[rows.EventRow]) -> OpenClawSessionDetail:
+        evs, senders = sessions.read_events(sessions.session_kind(window.session_key), events, self.found.config)
+        return OpenClawSessionDetail(sessions.summarize(window, evs, senders), tuple(evs))
 
     def transcript_stamps(self) -> dict[str, int]:
         """Each session's last change (epoch ms): what clawmem's sessions index compares, so an
@@ -129,23 +137,7 @@ class OpenClawHome:
 
     def transcripts(self, session_ids: Sequence[str]) -> tuple[OpenClawSessionDetail, ...]:
         """These sessions with their decoded, classified events (ids the home lacks are left out)."""
-        wanted = set(session_ids)
-
-        def read(conn: apsw.Connection) -> tuple[list[rows.WindowRow], list[rows.EventRow]]:
-            chosen = [w for w in rows.windows(conn) if w.session_id in wanted]
-            return chosen, rows.events(conn, [w.session_id for w in chosen])
-
-        windows, events = self._agent(schema.SESSIONS, "its sessions", read)
-        by_session: dict[str, list[rows.EventRow]] = {}
-        for e in events:
-            by_session.setdefault(e.session_id, []).append(e)
-        out = []
-        for w in windows:
-            evs, senders = sessions.read_events(
-                sessions.session_kind(w.session_key), by_session.get(w.session_id, []), self.found.config
-            )
-            out.append(OpenClawSessionDetail(sessions.summarize(w, evs, senders), tuple(evs)))
-        return tuple(out)
+        return self._details(session_ids)
 
     def find_session(self, selector: str) -> OpenClawSessionDetail | None:
         """A session by exact id or key (None when this home has no such session)."""
@@ -165,10 +157,7 @@ class OpenClawHome:
             raise ClawmemError(
                 f"key {text!r} matches {n} OpenClaw sessions; give a session id (see `clawmem session list`)"
             )
-        if window is None:
-            return None
-        evs, senders = sessions.read_events(sessions.session_kind(window.session_key), events, self.found.config)
-        return OpenClawSessionDetail(sessions.summarize(window, evs, senders), tuple(evs))
+        return None if window is None else self._detail(window, events)
 
     def session(self, selector: str) -> OpenClawSessionDetail:
         detail = self.find_session(selector)

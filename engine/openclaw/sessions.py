@@ -169,108 +169,86 @@ def _external(message: Mapping[str, Any], text: str) -> bool:
     return EXTERNAL_MARKER in text or external.get("untrusted") is True
 
 
+@dataclass
+class _Reading:
+    """The state of reading one session in order: the turn, whether it is tainted, its user's class."""
+
+    kind: str
+    turn: int = 0
+    tainted: bool = False
+    turn_user: str = "untrusted"
+
+
+def _event(r: _Reading, row: EventRow, etype: str, role: str, text: str, origin: str, **marks: Any) -> OpenClawEvent:
+    """An event of ``row`` in the current turn (``marks``: sender, tool, external, tainted, problem)."""
+    return OpenClawEvent(
+        seq=row.seq,
+        turn=r.turn,
+        type=etype,
+        role=role,
+        sender=marks.get("sender", ""),
+        text=text,
+        tool=marks.get("tool"),
+        origin_class=origin,
+        external=marks.get("external", False),
+        tainted=marks.get("tainted", False),
+        compressed=row.event_json is None and row.event_zstd is not None,
+        ts=iso_ms(row.created_at) or "",
+        problem=marks.get("problem"),
+    )
+
+
+def _message_event(
+    r: _Reading, row: EventRow, message: Mapping[str, Any], config: OpenClawConfig | None, senders: list[_Sender]
+) -> OpenClawEvent:
+    """A user message opens a turn; a tool result is untrusted (and an external one taints the rest
+    of its turn); an assistant message takes the turn's class, untrusted once tainted."""
+    role = str(message.get("role", ""))
+    text = _parts_text(message.get("content"))
+    if role == "user":
+        r.turn += 1
+        r.tainted = False
+        sender = _sender(message, config)
+        senders.append(sender)
+        r.turn_user = _user_class(r.kind, sender.owner)
+        return _event(r, row, "message", "user", text, r.turn_user, sender=sender.label)
+    if role == "toolResult":
+        external = _external(message, text)
+        tool = message.get("toolName")
+        event = _event(
+            r,
+            row,
+            "message",
+            "tool",
+            text,
+            "untrusted",
+            tool=str(tool) if tool else None,
+            external=external,
+            tainted=r.tainted,
+        )
+        r.tainted = r.tainted or external
+        return event
+    tainted = r.tainted or _mapping(message.get("__openclaw")).get("turnTainted") is True
+    origin = "untrusted" if tainted or r.turn_user == "untrusted" else least_trusted("agent", r.turn_user)
+    return _event(r, row, "message", role or "assistant", text, origin, tainted=tainted)
+
+
 def read_events(
     kind: str, rows: Sequence[EventRow], config: OpenClawConfig | None
 ) -> tuple[list[OpenClawEvent], list[_Sender]]:
     """Decode and classify one session's events in order; also the senders of its user messages."""
     out: list[OpenClawEvent] = []
     senders: list[_Sender] = []
-    turn = 0
-    tainted = False
-    turn_user = _user_class(kind, False)
+    r = _Reading(kind, turn_user=_user_class(kind, False))
     for row in rows:
         obj, problem = decode(row)
-        ts = iso_ms(row.created_at) or ""
-        compressed = row.event_json is None and row.event_zstd is not None
         message = obj.get("message") if obj and obj.get("type") == "message" else None
-        if obj is None or not isinstance(message, Mapping):
+        if obj is None or not isinstance(message, Mapping):  # scaffolding, or a row that cannot be read
             etype = str(obj.get("type", "?")) if obj else "unreadable"
             origin = "untrusted" if obj is None else "system"
-            out.append(
-                OpenClawEvent(
-                    row.seq,
-                    turn,
-                    etype,
-                    "event",
-                    "",
-                    _summary(obj),
-                    None,
-                    origin,
-                    False,
-                    False,
-                    compressed,
-                    ts,
-                    problem,
-                )
-            )
+            out.append(_event(r, row, etype, "event", _summary(obj), origin, problem=problem))
             continue
-        role = str(message.get("role", ""))
-        text = _parts_text(message.get("content"))
-        meta = _mapping(message.get("__openclaw"))
-        if role == "user":
-            turn += 1
-            tainted = False
-            sender = _sender(message, config)
-            senders.append(sender)
-            turn_user = _user_class(kind, sender.owner)
-            out.append(
-                OpenClawEvent(
-                    row.seq,
-                    turn,
-                    "message",
-                    "user",
-                    sender.label,
-                    text,
-                    None,
-                    turn_user,
-                    False,
-                    False,
-                    compressed,
-                    ts,
-                    None,
-                )
-            )
-        elif role == "toolResult":
-            external = _external(message, text)
-            tool = message.get("toolName")
-            out.append(
-                OpenClawEvent(
-                    row.seq,
-                    turn,
-                    "message",
-                    "tool",
-                    "",
-                    text,
-                    str(tool) if tool else None,
-                    "untrusted",
-                    external,
-                    tainted,
-                    compressed,
-                    ts,
-                    None,
-                )
-            )
-            tainted = tainted or external
-        else:
-            is_tainted = tainted or meta.get("turnTainted") is True
-            origin = "untrusted" if is_tainted or turn_user == "untrusted" else least_trusted("agent", turn_user)
-            out.append(
-                OpenClawEvent(
-                    row.seq,
-                    turn,
-                    "message",
-                    role or "assistant",
-                    "",
-                    text,
-                    None,
-                    origin,
-                    False,
-                    is_tainted,
-                    compressed,
-                    ts,
-                    None,
-                )
-            )
+        out.append(_message_event(r, row, message, config, senders))
     return out, senders
 
 
