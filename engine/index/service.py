@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import apsw
 from clawmem.engine.embed.provider import EmbeddingProvider, provider_key
 from clawmem.engine.embed.select import ProviderChoice, select_provider
 from clawmem.engine.index.chunking import CHUNKING_VERSION
@@ -25,7 +26,7 @@ from clawmem.engine.index.identity import (
     semantic_only_differences,
 )
 from clawmem.engine.index.rebuild import shadow_rebuild
-from clawmem.engine.index.sync import EmbedderIdentity, Progress, sync_text
+from clawmem.engine.index.sync import EmbedderIdentity, Progress, TextSyncStats, sync_text
 from clawmem.engine.index.watcher import ChangeCallback, WorkspaceWatcher
 from clawmem.engine.runtime import Runtime
 from clawmem.engine.sessions import index as session_index
@@ -84,6 +85,16 @@ class SyncReport:
     pending_embeddings: int  # chunks still without a vector
     cancelled: bool
     embedded_lines: int = 0  # line vectors computed by the model in this run (line evidence)
+
+
+@dataclass(frozen=True)
+class _TextPass:
+    """What a text sync reads the files with: the files, their origins, progress and cancel."""
+
+    files: list[MemoryFile]
+    origin: trust.OriginResolver
+    progress: Progress | None
+    cancel: threading.Event | None
 
 
 class IndexService:
@@ -204,32 +215,11 @@ class IndexService:
         with self.runtime.lock("reindex", timeout=lock_timeout):
             conn = self.store.conn()
             state = self.index_state(choice)
-            files = self.files()
-            rebuilt = False
             keep_semantic = state.stored is not None and semantic_only_differences(state.stored, state.expected)
-            origin = trust.origin_resolver(conn, self.runtime.workspace)  # flush provenance lowers path origins
-            sessions_on = session_index.enabled(self.settings)  # the "sessions" source; skips tombstoned
-            if force or state.empty or (state.mismatched and not keep_semantic):
-                result = shadow_rebuild(
-                    conn,
-                    self.settings.db_path,
-                    self.settings,
-                    self.clock,
-                    files,
-                    identity=state.expected,
-                    embedder=embedder,
-                    vec=vec,
-                    origin=origin,
-                    progress=progress,
-                    cancel=cancel,
-                    before_publish=session_index.rebuild_hook(
-                        conn, self.settings, self.clock, embedder, self.openclaw, warnings.append
-                    )
-                    if sessions_on
-                    else None,
-                )
-                stats = result.stats
-                rebuilt = True
+            text = _TextPass(self.files(), trust.origin_resolver(conn, self.runtime.workspace), progress, cancel)
+            rebuilt = force or state.empty or (state.mismatched and not keep_semantic)
+            if rebuilt:
+                stats = self._rebuild(conn, text, state.expected, embedder, warnings)
             else:
                 if keep_semantic:
                     warnings.append(
@@ -237,31 +227,7 @@ class IndexService:
                         "keyword-only until it loads (the semantic index is kept)"
                     )
                     embedder = None
-                elif embedder is not None and vec:
-                    with conn:
-                        ensure_vec_table(conn, embedder.dims)
-                stats = sync_text(
-                    conn,
-                    self.settings,
-                    self.clock,
-                    files,
-                    embedder=embedder,
-                    vec=vec and embedder is not None,
-                    only=only,
-                    origin=origin,
-                    progress=progress,
-                    cancel=cancel,
-                )
-                if sessions_on and only is None and not stats.cancelled:
-                    session_index.sync_sessions(
-                        conn,
-                        conn,
-                        self.settings,
-                        self.clock,
-                        embedder=embedder,
-                        openclaw=self.openclaw,
-                        warn=warnings.append,
-                    )
+                stats = self._sync_changed(conn, text, embedder, only, warnings)
         # Embedding runs after the text phase released the reindex lock: it can take minutes,
         # and a watcher sync or another search must not wait for it.
         embed_stats: EmbedStats | None = None
@@ -285,6 +251,68 @@ class IndexService:
             cancelled=stats.cancelled or bool(embed_stats and embed_stats.cancelled),
             embedded_lines=embed_stats.line_calls if embed_stats else 0,
         )
+
+    def _rebuild(
+        self,
+        conn: apsw.Connection,
+        text: _TextPass,
+        identity: IndexIdentity,
+        embedder: EmbedderIdentity | None,
+        warnings: list[str],
+    ) -> TextSyncStats:
+        """Every file (and, with the sessions source, every transcript) into a shadow database,
+        published when complete."""
+        sessions = (
+            session_index.rebuild_hook(conn, self.settings, self.clock, embedder, self.openclaw, warnings.append)
+            if session_index.enabled(self.settings)
+            else None
+        )
+        result = shadow_rebuild(
+            conn,
+            self.settings.db_path,
+            self.settings,
+            self.clock,
+            text.files,
+            identity=identity,
+            embedder=embedder,
+            vec=self.store.vec_available,
+            origin=text.origin,
+            progress=text.progress,
+            cancel=text.cancel,
+            before_publish=sessions,
+        )
+        return result.stats
+
+    def _sync_changed(
+        self,
+        conn: apsw.Connection,
+        text: _TextPass,
+        embedder: EmbedderIdentity | None,
+        only: set[str] | None,
+        warnings: list[str],
+    ) -> TextSyncStats:
+        """The files whose hash changed (``only`` these), then the transcripts of a full sync."""
+        vec = self.store.vec_available and embedder is not None
+        if embedder is not None and vec:
+            with conn:
+                ensure_vec_table(conn, embedder.dims)
+        stats = sync_text(
+            conn,
+            self.settings,
+            self.clock,
+            text.files,
+            embedder=embedder,
+            vec=vec,
+            only=only,
+            origin=text.origin,
+            progress=text.progress,
+            cancel=text.cancel,
+        )
+        if session_index.enabled(self.settings) and only is None and not stats.cancelled:
+            session_index.sync_sessions(
+                conn, conn, self.settings, self.clock, embedder=embedder, openclaw=self.openclaw, warn=warnings.append
+            )
+        return stats
 
     def embed_pending(
         self,
