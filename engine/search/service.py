@@ -70,33 +70,10 @@ class SearchService:
         ``sources`` defaults to the indexed sources (``index.sources``: memory, and sessions when
         session indexing is on).
         """
-        if not query.strip():
-            raise ClawmemError("the query is empty")
-        s = self.settings.search
-        max_results = s.max_results if max_results is None else max_results
-        min_score = s.min_score if min_score is None else min_score
-        if not 1 <= max_results <= 200:
-            raise ClawmemError("max results must be between 1 and 200")
-        if not 0.0 <= min_score <= 1.0:
-            raise ClawmemError("min score must be between 0 and 1")
-        if scoring is not None and scoring not in SCORING_MODES:
-            raise ClawmemError(f"unknown scoring {scoring!r} (calibrated or openclaw)")
-        scoring = scoring or s.scoring
-        if legs not in LEG_CHOICES:
-            raise ClawmemError(f"unknown search mode {legs!r} (hybrid, keyword or vector)")
+        max_results, min_score, scoring = self._checked(query, max_results, min_score, scoring, legs)
         warnings: list[str] = []
         conn = self.store.conn()
-        if self.index.stored_identity() is None and self.runtime.workspace.is_dir():
-            # The spec: an empty index runs one sync first. Callers that sync themselves (the app's
-            # background worker) get the text only; the worker embeds.
-            self.index.sync(embed=sync)
-        elif sync and self.runtime.workspace.is_dir():
-            try:
-                self.index.sync(embed=False, lock_timeout=0.0)
-            except ClawmemError as exc:  # busy elsewhere: search what is there
-                warnings.append(str(exc))
-            except apsw.BusyError:  # another process holds the write lock past the busy timeout
-                warnings.append("the index is being written by another process; searched what is there")
+        self._sync_before(sync, warnings)
         choice = self.index.provider_choice() if legs != "keyword" else None
         state = self.index.index_state(choice) if choice is not None else None
         provider = choice.provider if choice is not None else None
@@ -158,6 +135,41 @@ class SearchService:
         if record:
             recall.record_search(conn, query, response.results, self.clock)
         return response
+
+    def _checked(
+        self, query: str, max_results: int | None, min_score: float | None, scoring: ScoringMode | None, legs: Legs
+    ) -> tuple[int, float, ScoringMode]:
+        """The request's limits and mode (the settings' where not given), or a one-line error."""
+        if not query.strip():
+            raise ClawmemError("the query is empty")
+        s = self.settings.search
+        max_results = s.max_results if max_results is None else max_results
+        min_score = s.min_score if min_score is None else min_score
+        if not 1 <= max_results <= 200:
+            raise ClawmemError("max results must be between 1 and 200")
+        if not 0.0 <= min_score <= 1.0:
+            raise ClawmemError("min score must be between 0 and 1")
+        if scoring is not None and scoring not in SCORING_MODES:
+            raise ClawmemError(f"unknown scoring {scoring!r} (calibrated or openclaw)")
+        if legs not in LEG_CHOICES:
+            raise ClawmemError(f"unknown search mode {legs!r} (hybrid, keyword or vector)")
+        return max_results, min_score, scoring or s.scoring
+
+    def _sync_before(self, sync: bool, warnings: list[str]) -> None:
+        """Bring the text up to date without waiting for a busy writer (a busy one is a warning)."""
+        if not self.runtime.workspace.is_dir():
+            return
+        if self.index.stored_identity() is None:
+            # docs/memory-core.md: an empty index runs one sync first. Callers that sync themselves
+            # (the app's background worker) get the text only; the worker embeds.
+            self.index.sync(embed=sync)
+        elif sync:
+            try:
+                self.index.sync(embed=False, lock_timeout=0.0)
+            except ClawmemError as exc:  # busy elsewhere: search what is there
+                warnings.append(str(exc))
+            except apsw.BusyError:  # another process holds the write lock past the busy timeout
+                warnings.append("the index is being written by another process; searched what is there")
 
     def _vector_matrix(self, model: str) -> VectorMatrix | None:
         """All vectors in memory, for processes that search more than once (the app, benches).
