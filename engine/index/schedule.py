@@ -11,13 +11,16 @@ seconds; vectors follow in the background (docs/design.md §4).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
 
+import apsw
+
 if TYPE_CHECKING:
-    from clawmem.engine.index.service import IndexService
+    from clawmem.engine.index.service import IndexService, SyncReport
 
 Request = tuple[bool, frozenset[str] | None]  # (force: a rebuild, only: these files; None: every file)
 
@@ -95,6 +98,30 @@ class PassOutcome:
     detail: str = ""  # cancelled: the step it stopped in (text | embed)
 
 
+SYNC_ATTEMPTS = 3  # a text sync that lost its write lock to another connection is run again
+
+
+def _sync_text(
+    index: IndexService, run: IndexRun, events: PassEvents, force: bool, only: frozenset[str] | None
+) -> SyncReport:
+    """The text sync, run again when another connection of this app or another process took the
+    write lock between its read and its write (SQLite's busy snapshot): it is idempotent."""
+    for attempt in range(SYNC_ATTEMPTS):
+        try:
+            return index.sync(
+                force=force,
+                only=set(only) if only is not None else None,
+                embed=False,
+                cancel=run.cancel,
+                progress=events.progress,
+            )
+        except apsw.BusyError:
+            if attempt == SYNC_ATTEMPTS - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 def _embed_progress(events: PassEvents, base: int, done: int, pending: int) -> None:
     """Chunks count from those embedded before, so a resumed pass goes on where it stopped."""
     events.progress("embed", base + done, base + pending)
@@ -109,13 +136,7 @@ def run_pass(index: IndexService, run: IndexRun, events: PassEvents) -> PassOutc
         if requests:
             force, only = merge_requests(requests)
             if only is None or only:  # an empty ``only``: a writer synced its file itself, embed it
-                report = index.sync(
-                    force=force,
-                    only=set(only) if only is not None else None,
-                    embed=False,
-                    cancel=run.cancel,
-                    progress=events.progress,
-                )
+                report = _sync_text(index, run, events, force, only)
                 events.synced(frozenset(only or ()))
                 for warning in report.warnings:
                     events.warning(warning)

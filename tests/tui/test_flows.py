@@ -225,7 +225,7 @@ def sync_diagnosis(
     run = app._run
     state = (run.finished, list(run.queue), run.stop_embedding.is_set(), run.cancel.is_set()) if run else None
     return (
-        f"watcher reported {[sorted(c) for c in changed]}; phases {[(m.phase, m.done) for m in seen[-5:]]}; "
+        f"watcher reported {[sorted(c) for c in changed]}; phases {[(m.phase, m.done, m.detail) for m in seen[-5:]]}; "
         f"run (finished, queue, stop_embedding, cancel) {state}; chunks holding the text: {in_db} read fresh, "
         f"{in_app} through the app's connection (its transaction: {app_txn}); "
         f"keyword hits {[(h.path, h.start_line) for h in hits]}; "
