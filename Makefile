@@ -31,13 +31,16 @@ test: install lint
 soak: install
 	CLAWMEM_SOAK=1 $(BIN)/python -m pytest tests/faults -s $(PYTEST_ARGS)
 
-# mypy resolves clawmem.engine and clawmem.tui through a tree of symlinks (the editable install's
-# import hook is invisible to it), so each package is checked under the names it is imported by.
+# The packages installed as clawmem.<folder> (setup.py lists the same folders).
+PACKAGES := engine shell cli mcp_server tui program
+
+# mypy resolves clawmem.<package> through a tree of symlinks (the editable install's import hook is
+# invisible to it), so each package is checked under the name it is imported by.
 lint: install
-	$(BIN)/ruff check engine tui tests bench tools
-	$(BIN)/ruff format --check engine tui tests bench tools
-	@mkdir -p .typecheck/clawmem && ln -sfn ../../engine .typecheck/clawmem/engine && ln -sfn ../../tui .typecheck/clawmem/tui
-	cd .typecheck && MYPYPATH=. ../$(BIN)/mypy --cache-dir ../.mypy_cache -p clawmem.engine -p clawmem.tui
+	$(BIN)/ruff check $(PACKAGES) tests bench tools
+	$(BIN)/ruff format --check $(PACKAGES) tests bench tools
+	@mkdir -p .typecheck/clawmem && for p in $(PACKAGES); do ln -sfn ../../$$p .typecheck/clawmem/$$p; done
+	cd .typecheck && MYPYPATH=. ../$(BIN)/mypy --cache-dir ../.mypy_cache $(addprefix -p clawmem.,$(PACKAGES))
 
 # The TUI tests replay the real model's vectors (tests/tui/recorded_embeddings.py); after a
 # change to what they embed, record again: runs the TUI tests live and rewrites the recording.

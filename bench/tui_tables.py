@@ -42,7 +42,7 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 from clawmem.engine.config import load_settings  # noqa: E402
 from clawmem.engine.facade import MemoryEngine  # noqa: E402
 from clawmem.tui.app import ClawmemApp  # noqa: E402
-from clawmem.tui.screens.memory import EntriesTable, MemoryPane  # noqa: E402
+from clawmem.tui.panes.memory import EntriesTable, MemoryPane  # noqa: E402
 
 
 def memory_md(rows: int, edited: int | None = None) -> str:

@@ -21,16 +21,16 @@ from clawmem.engine.index.schedule import IndexRun, PassEvents, run_pass
 from clawmem.engine.index.watcher import WorkspaceWatcher
 from clawmem.tui.commands import ClawmemCommands
 from clawmem.tui.messages import EditFile, EngineFailed, FilesChanged, IndexChanged, IndexProgress, OpenLocation
-from clawmem.tui.screens.context import ContextPane
-from clawmem.tui.screens.dreams import DreamsPane
-from clawmem.tui.screens.editor import EditorPane
-from clawmem.tui.screens.forget import ForgetPane
-from clawmem.tui.screens.intents import IntentsPane
-from clawmem.tui.screens.memory import MemoryPane
-from clawmem.tui.screens.pane import Pane
-from clawmem.tui.screens.search import SearchPane
-from clawmem.tui.screens.sessions import SessionsPane
-from clawmem.tui.screens.status import StatusPane
+from clawmem.tui.panes.context import ContextPane
+from clawmem.tui.panes.dreams import DreamsPane
+from clawmem.tui.panes.editor import EditorPane
+from clawmem.tui.panes.forget import ForgetPane
+from clawmem.tui.panes.intents import IntentsPane
+from clawmem.tui.panes.memory import MemoryPane
+from clawmem.tui.panes.pane import Pane
+from clawmem.tui.panes.search import SearchPane
+from clawmem.tui.panes.sessions import SessionsPane
+from clawmem.tui.panes.status import StatusPane
 from clawmem.tui.widgets.status_bar import StatusBar
 from textual import on, work
 from textual.app import App, ComposeResult

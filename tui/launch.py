@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from clawmem.engine.errors import ClawmemError
-from clawmem.tui.cli import common
+from clawmem.shell import flags
 
 
 def _check_demo_root(root: Path) -> None:
@@ -50,12 +50,12 @@ def launch_tui(args: argparse.Namespace) -> int:
             root = Path(tempfile.mkdtemp(prefix="clawmem-demo-"))
         home = Path(args.home).expanduser() if args.home else root / "home"
         if args.home:
-            common.check_home(home)
+            flags.check_home(home)
         args.home, args.workspace = str(home), str(root / "workspace")
-        common.settings_from(args)  # a bad config.toml refuses here, before the demo is written
+        flags.settings_from(args)  # a bad config.toml refuses here, before the demo is written
         workspace = write_demo(root / "workspace")
         print(f"demo workspace: {workspace}", file=sys.stderr)
-    engine = common.engine_from(args)
+    engine = flags.engine_from(args)
     engine.require_workspace()
     app = ClawmemApp(engine)
     app.run()

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from clawmem.engine.json_form import json_form
+
 
 @dataclass(frozen=True)
 class SessionResolution:
@@ -215,6 +217,32 @@ class ForgetPlan:
             "refusals": [{"what": r.what, "reason": r.reason} for r in self.refusals],
             "artifacts": self.artifacts.spec(),
         }
+
+    def details(self) -> dict[str, Any]:
+        """clawmem's own part of the report: every file, entry, line, chunk and row the forget
+        would touch, the OpenClaw commands that forget the same sessions there, and the fingerprint
+        the apply checks the preview against."""
+        return dict(
+            json_form(
+                {
+                    "files": self.files,
+                    "entries": self.entries,
+                    "lines": self.lines,
+                    "chunks": self.chunks,
+                    "indexSources": [{"path": p, "source": s} for p, s in self.index_sources],
+                    "cacheRows": self.cache_rows,
+                    "recallEntries": self.recall_entries,
+                    "seenHashScopes": self.seen_hash_scopes,
+                    "state": self.state,
+                    "originRows": self.origin_rows,
+                    "segments": self.segments,
+                    "survives": self.survives,
+                    "openclawCommands": self.openclaw_commands,
+                    "snippets": len(self.snippets),
+                    "fingerprint": self.fingerprint,
+                }
+            )
+        )
 
 
 @dataclass(frozen=True)

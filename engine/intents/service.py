@@ -125,6 +125,11 @@ class StandingIntent:
     cooldown_until: datetime | None  # set while a cooldown is running
 
     @property
+    def scope_label(self) -> str:
+        """Where and for whom it fires, in words: "telegram / alice", "any channel / anyone"."""
+        return f"{self.channel_scope or 'any channel'} / {self.sender_scope or 'anyone'}"
+
+    @property
     def short_id(self) -> str:
         return self.id[:8]
 

@@ -1,4 +1,4 @@
-"""``clawmem context`` and ``clawmem context triggers`` (parser built here: tui/cli/__init__ is the lead's)."""
+"""``clawmem context`` and ``clawmem context triggers`` (parser built here: program/main.py is the lead's)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
+from clawmem.cli import context_cmds
 from clawmem.engine.errors import ClawmemError
-from clawmem.tui.cli import common, context_cmds
+from clawmem.shell import flags
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="clawmem")
-    common.add_global_options(p)
+    flags.add_global_options(p)
     context_cmds.register(p.add_subparsers(dest="command", metavar="COMMAND"))
     return p
 
@@ -83,7 +84,7 @@ def test_context_group_kind_explains_why_memory_is_missing(
 def test_bad_flag_values_are_one_line_user_errors(
     home: Path, workspace: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
 ) -> None:
-    from clawmem.tui.cli import main
+    from clawmem.program.main import main
 
     (home / "config.toml").write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
     assert main(["--home", str(home), "--workspace", str(workspace), *argv]) == 1

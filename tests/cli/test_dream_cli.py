@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clawmem.tui.cli import main
+from clawmem.program.main import main
 
 from tests.dreaming_fixture import DIARY, DREAM_AT, FACT, QUERIES, write_fact
 

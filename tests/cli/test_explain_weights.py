@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.search.explain import why_sentence
-from clawmem.tui.cli import main
+from clawmem.program.main import main
 from clawmem.tui.widgets.breakdown import render_breakdown
 from rich.console import Console
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from clawmem.tui.cli import main
+from clawmem.program.main import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -462,7 +462,7 @@ def test_a_component_that_is_behind_is_migrated_on_open_and_waits_for_the_lock(
 def test_an_internal_error_is_one_line_even_when_the_log_cannot_be_written_in_the_home(
     capsys: pytest.CaptureFixture[str], kw: list[str], home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from clawmem.tui.cli import index_cmds
+    from clawmem.cli import index_cmds
 
     def broken(*_args: object, **_kwargs: object) -> None:
         raise RuntimeError("a bug")

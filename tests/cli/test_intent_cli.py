@@ -7,7 +7,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from clawmem.tui.cli import main
+from clawmem.program.main import main
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clawmem.tui.cli import main
+from clawmem.program.main import main
 
 from tests.cli.one_line import one_line_error
 from tests.openclaw_fixture import CLI, EVENTS, LIN, SAM, agent_db, alter, digest, state

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clawmem.tui.cli import main
+from clawmem.program.main import main
 
 from tests.cli.one_line import one_line_error
 from tests.openclaw_fixture import alter, digest, state_db

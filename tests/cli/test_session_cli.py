@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from clawmem.tui.cli import main
+from clawmem.program.main import main
 
 from tests.cli.one_line import one_line_error
 from tests.session_fixture import HZ, LINGYIN

@@ -141,7 +141,7 @@ def test_openclaw_scoring_ignores_dates(diary_engine: MemoryEngine) -> None:
 
 
 def test_cli_json_and_explain_show_the_dates(diary_engine: MemoryEngine, capsys: pytest.CaptureFixture[str]) -> None:
-    from clawmem.tui.cli import main
+    from clawmem.program.main import main
 
     s = diary_engine.settings
     base = ["--home", str(s.home), "--workspace", str(s.workspace)]

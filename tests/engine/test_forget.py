@@ -117,7 +117,7 @@ def test_forget_removes_a_promoted_fact_everywhere_and_proves_it(home: Path, wor
 
 
 def test_the_dry_run_writes_nothing(home: Path, workspace: Path) -> None:
-    from clawmem.tui.cli import main
+    from clawmem.program.main import main
 
     settings = scenario(home, workspace)
     with at(settings, AFTER) as e:

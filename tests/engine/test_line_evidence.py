@@ -217,7 +217,7 @@ def test_line_vectors_off_skips_the_pass_and_the_evidence(tmp_path: Path, defaul
         hit = engine.search("who went sailing and fell into the water", record=False, min_score=0.0).results[0]
         assert hit.breakdown.line is None and hit.breakdown.line_vector is None
         from clawmem.engine.status import build_status
-        from clawmem.tui.status_text import line_vectors_text
+        from clawmem.engine.status_lines import line_vectors_text
 
         status = build_status(engine.index)
         assert status.line_vectors_waiting == 0 and line_vectors_text(status).startswith("off")

@@ -1,4 +1,6 @@
-"""The engine/UI wall: no engine module may pull in textual, rich or tui."""
+"""The walls between the rooms (docs/architecture.md): the engine pulls in no UI library and no
+front end; the three front ends (CLI, MCP server, app) never import each other; what they share
+(``shell``) imports none of them; only ``program`` knows all three."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ def test_engine_imports_no_ui_library() -> None:
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
         "    importlib.import_module(name)\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich') or m.startswith('clawmem.tui'))\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich') or m.split('.')[:2] in (['clawmem', f] for f in ('tui', 'cli', 'mcp_server', 'shell', 'program')))\n"
         "print(','.join(bad))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -63,4 +65,38 @@ def test_only_the_facade_knows_the_facade() -> None:
                 names = [a.name for a in node.names]
             if any(n.endswith("engine.facade") or n == "facade" for n in names):
                 offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert offenders == []
+
+
+# What each package may import of its siblings (anywhere in it: lazy imports inside functions count).
+ALLOWED = {
+    "engine": {"engine"},
+    "shell": {"engine", "shell"},
+    "cli": {"engine", "shell", "cli"},
+    "mcp_server": {"engine", "shell", "mcp_server"},
+    "tui": {"engine", "shell", "tui"},
+    "program": {"engine", "shell", "cli", "mcp_server", "tui", "program"},
+}
+
+
+def test_front_ends_never_import_each_other() -> None:
+    import ast
+    from pathlib import Path
+
+    repo = Path(engine.__file__).resolve().parent.parent
+    offenders = []
+    for package, allowed in ALLOWED.items():
+        files = sorted((repo / package).rglob("*.py"))
+        assert files, package
+        for path in files:
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                modules: list[str] = []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    modules = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                elif isinstance(node, ast.Import):
+                    modules = [a.name for a in node.names]
+                for name in modules:
+                    parts = name.split(".")
+                    if parts[0] == "clawmem" and len(parts) > 1 and parts[1] in ALLOWED and parts[1] not in allowed:
+                        offenders.append(f"{path.relative_to(repo)}:{node.lineno} imports {name}")
     assert offenders == []

@@ -67,7 +67,7 @@ os.replace = _counted_replace  # type: ignore[assignment]
 os.fsync = _counted_fsync
 apsw.Connection = _Connection  # type: ignore[misc]
 
-from clawmem.tui.cli import main  # noqa: E402  (after the hooks: the store imports apsw.Connection by name)
+from clawmem.program.main import main  # noqa: E402  (after the hooks: the store imports apsw.Connection by name)
 
 code = main(sys.argv[2:])
 if _kill_at == 0 and os.environ.get("CLAWMEM_FAULT_COUNT"):

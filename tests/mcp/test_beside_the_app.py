@@ -14,8 +14,8 @@ from pathlib import Path
 from clawmem.engine.config import load_settings
 from clawmem.engine.facade import MemoryEngine
 from clawmem.tui.app import ClawmemApp
-from clawmem.tui.screens.memory import MemoryPane
-from clawmem.tui.screens.search import SearchPane
+from clawmem.tui.panes.memory import MemoryPane
+from clawmem.tui.panes.search import SearchPane
 from clawmem.tui.settle import settle
 
 from tests.mcp.conftest import TODAY, keyword_home, stdio_client, structured

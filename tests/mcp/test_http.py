@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from clawmem.tui.cli import main
+from clawmem.program.main import main
 
 from tests.mcp.conftest import error_text, http_client, http_server, keyword_home, raw_post, structured
 

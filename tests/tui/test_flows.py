@@ -8,8 +8,8 @@ from collections.abc import Callable
 import apsw
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.messages import FilesChanged, IndexProgress
-from clawmem.tui.screens.memory import MemoryPane
-from clawmem.tui.screens.search import SearchPane
+from clawmem.tui.panes.memory import MemoryPane
+from clawmem.tui.panes.search import SearchPane
 from clawmem.tui.widgets.breakdown import BreakdownPanel
 from textual.message import Message
 from textual.widgets import Checkbox, DataTable, Input, Label, SelectionList, TabbedContent, TextArea
@@ -526,7 +526,7 @@ async def test_a_long_file_fills_in_batches_in_order_and_a_reload_keeps_the_plac
     """More entries than one batch: the table ends with every entry in file order, the entry at
     the opened line selected; an external edit to one entry replaces that row only and leaves the
     source cursor where the reader was."""
-    from clawmem.tui.screens.memory import ENTRY_BATCH
+    from clawmem.tui.panes.memory import ENTRY_BATCH
 
     count = ENTRY_BATCH * 3 + 17
     app = make_app()

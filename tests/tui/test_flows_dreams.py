@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.reason import ReasonModal
-from clawmem.tui.screens.dreams import DreamsPane
+from clawmem.tui.panes.dreams import DreamsPane
 from rich.console import Console
 from textual.widgets import Input, Markdown, Static
 

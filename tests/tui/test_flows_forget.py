@@ -13,8 +13,8 @@ from clawmem.engine.store import sessions_rows as srows
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.confirm import ConfirmModal
 from clawmem.tui.modals.import_session import ImportSessionModal
-from clawmem.tui.screens.forget import ForgetPane
-from clawmem.tui.screens.sessions import SessionsPane
+from clawmem.tui.panes.forget import ForgetPane
+from clawmem.tui.panes.sessions import SessionsPane
 from rich.console import Console
 from textual.widgets import Digits, Input, SelectionList, Static
 

@@ -8,7 +8,7 @@ import io
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.confirm import ConfirmModal
 from clawmem.tui.modals.intent_form import IntentFormModal, field_for
-from clawmem.tui.screens.intents import IntentsPane, IntentsTable
+from clawmem.tui.panes.intents import IntentsPane, IntentsTable
 from rich.console import Console
 from textual.widgets import Input, Select, Static
 

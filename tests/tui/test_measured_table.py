@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from clawmem.tui.screens.memory import EntriesTable
+from clawmem.tui.panes.memory import EntriesTable
 from clawmem.tui.widgets.measured_table import MeasuredTable
 from rich.text import Text
 from textual.app import App, ComposeResult

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from clawmem.tui.app import ClawmemApp
-from clawmem.tui.screens.dreams import DreamsPane
+from clawmem.tui.panes.dreams import DreamsPane
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static

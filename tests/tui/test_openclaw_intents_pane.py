@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from clawmem.tui.app import ClawmemApp
-from clawmem.tui.screens.intents import OPENCLAW_KEY, IntentsPane
+from clawmem.tui.panes.intents import OPENCLAW_KEY, IntentsPane
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Input, Static

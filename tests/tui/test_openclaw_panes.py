@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from clawmem.tui.app import ClawmemApp
-from clawmem.tui.screens.forget import ForgetPane
-from clawmem.tui.screens.sessions import OPENCLAW_KEY, SessionsPane
+from clawmem.tui.panes.forget import ForgetPane
+from clawmem.tui.panes.sessions import OPENCLAW_KEY, SessionsPane
 from rich.console import Console
 from textual.pilot import Pilot
 from textual.widgets import Static

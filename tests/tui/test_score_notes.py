@@ -6,9 +6,9 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
+from clawmem.cli.search_cmds import explain_lines
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.search.types import SearchHit, SearchResponse
-from clawmem.tui.cli.search_cmds import explain_lines
 from clawmem.tui.widgets.breakdown import render_breakdown
 from rich.console import Console
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.confirm import ConfirmModal
-from clawmem.tui.screens.forget import ForgetPane
+from clawmem.tui.panes.forget import ForgetPane
 from textual.pilot import Pilot
 
 from tests.session_fixture import B

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from clawmem.engine.sessions.service import ImportResult
-from clawmem.tui.screens.pane import clawmem_app, engine_worker
+from clawmem.tui.panes.pane import clawmem_app, engine_worker
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
 from clawmem.engine.intents.service import IntentService, IntentValidationError, StandingIntent
-from clawmem.tui.screens.pane import clawmem_app, engine_worker
+from clawmem.tui.panes.pane import clawmem_app, engine_worker
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult

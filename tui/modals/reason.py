@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from clawmem.tui.screens.pane import clawmem_app
+from clawmem.tui.panes.pane import clawmem_app
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType

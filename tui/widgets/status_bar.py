@@ -3,7 +3,7 @@ open (and that its databases are only read), search mode, workspace."""
 
 from __future__ import annotations
 
-from clawmem.tui.status_text import home_relative
+from clawmem.engine.status_lines import home_relative
 from rich.cells import cell_len
 from rich.text import Text
 from textual.reactive import reactive

@@ -1,0 +1,120 @@
+"""``index``, ``status`` and ``reset``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from clawmem.cli import openclaw_cmds, output
+from clawmem.engine.json_form import json_form
+from clawmem.engine.status import StatusReport, build_status
+from clawmem.engine.status_lines import status_lines
+from clawmem.shell import flags, messages
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parent = flags.global_parent()
+    p = sub.add_parser("index", parents=[parent], help="index the workspace (incremental; --force rebuilds)")
+    p.add_argument("--force", action="store_true", help="full rebuild into a shadow index, then publish")
+    p.add_argument("--no-embed", action="store_true", help="index text only; leave embedding for later")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.set_defaults(handler=cmd_index)
+
+    p = sub.add_parser("status", parents=[parent], help="show the index, model and workspace status")
+    p.add_argument("--deep", action="store_true", help="probe the model and the vector store for real")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_status)
+
+    p = sub.add_parser("reset", parents=[parent], help="drop the derived index tables (not a privacy purge)")
+    p.add_argument("--yes", action="store_true", help="do not ask (required when not on a terminal)")
+    p.set_defaults(handler=cmd_reset)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    engine = flags.engine_from(args)
+    engine.require_workspace()
+    if not args.json and sys.stderr.isatty():
+        # Told only when the model really loads: with its card cached, an index run that has
+        # nothing to embed never loads it (engine.embed.model_card).
+        engine.provider_choice(progress=lambda message: print(message, file=sys.stderr))
+    with output.progress_bar(not args.json) as update:
+        report = engine.sync(
+            force=args.force,
+            embed=not args.no_embed,
+            progress=update,
+            embed_progress=lambda done, total: update("embed", done, total),
+            line_progress=lambda done, total: update("lines", done, total),
+        )
+    if args.json:
+        output.print_json(
+            {
+                "files": report.files,
+                "chunks": report.chunks,
+                "embedded": report.embedded,
+                "cache_hits": report.cache_hits,
+                "skipped": [{"path": p, "reason": r} for p, r in report.skipped],
+                "warnings": list(report.warnings),
+                "duration_ms": report.duration_ms,
+                "rebuilt": report.rebuilt,
+                "changed_files": report.changed_files,
+                "removed_files": report.removed_files,
+                "pending_embeddings": report.pending_embeddings,
+                "embedded_lines": report.embedded_lines,
+            }
+        )
+        return 0
+    for warning in report.warnings:
+        messages.warn(warning)
+    what = "rebuilt" if report.rebuilt else "indexed"
+    print(
+        f"{what} {report.files} files · {report.chunks} chunks · {report.embedded} embedded · "
+        + (f"{report.embedded_lines} lines embedded · " if report.embedded_lines else "")
+        + f"{report.cache_hits} from cache · {report.duration_ms / 1000:.1f} s"
+    )
+    if report.pending_embeddings:
+        print(f"{report.pending_embeddings} chunks still without a vector (run `clawmem index` again)")
+    return 0
+
+
+def status_json(report: StatusReport) -> dict[str, object]:
+    """The report as JSON: ``skipped`` in ``index --json``'s shape, ``warnings`` beside ``issues``."""
+    data: dict[str, object] = json_form(report)
+    data["skipped"] = [{"path": p, "reason": r} for p, r in report.skipped]
+    data["warnings"] = list(report.warnings)
+    return data
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    openclaw = flags.openclaw_home(args)
+    if openclaw is not None:
+        return openclaw_cmds.cmd_status(args, openclaw)
+    engine = flags.engine_from(args)
+    engine.require_workspace()
+    report = build_status(engine.index, deep=args.deep)
+    if args.json:
+        output.print_json([{"agent_id": report.agent_id, "status": status_json(report)}])
+        return 0
+    print_status(report)  # warnings are among its Issues
+    return 0
+
+
+def print_status(r: StatusReport) -> None:
+    width = max(len(label) for label, _ in status_lines(r))
+    for label, value in status_lines(r):
+        print(f"{label + ':':<{width + 2}}{value}")
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    engine = flags.engine_from(args)
+    engine.require_workspace()
+    if not args.yes:
+        if not sys.stdin.isatty():
+            messages.fail("reset needs --yes when not run on a terminal")
+            return 1
+        answer = input(f"Drop the derived index of agent {engine.settings.agent_id!r}? Files are not touched. [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            print("nothing changed")
+            return 0
+    engine.reset()
+    print("derived index dropped; run `clawmem index` to rebuild it")
+    return 0

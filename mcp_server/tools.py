@@ -1,0 +1,779 @@
+"""The MCP tools: names, schemas, annotations, the CLI's argument rules, and what they return.
+
+Names and arguments follow OpenClaw's agent tools where it has one (``memory_search``,
+``memory_get``: camelCase arguments, ``startLine``/``endLine`` results). Every tool returns
+structured content built from the engine's frozen dataclasses plus a short text form. A bad
+argument raises :class:`ToolError` with one line naming the argument (the CLI's validators are
+reused, their ``--flag`` names translated), and nothing is written. Scores are never computed
+here: the sentences that explain a rank only read the engine's breakdown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import fields, is_dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from clawmem.engine.context.service import STARTUP_KINDS, StartupContext, StartupFile
+from clawmem.engine.errors import ClawmemError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.forget.service import refuse_unresolved
+from clawmem.engine.intents.records import match_record
+from clawmem.engine.intents.service import STATUSES, MatchReport, StandingIntent
+from clawmem.engine.search.corpus import choose_sources
+from clawmem.engine.search.explain import hit_record, nothing_qualified, why_sentence
+from clawmem.engine.search.types import SearchHit, SearchResponse
+from clawmem.engine.sessions import index as session_index
+from clawmem.mcp_server.door import MemoryDoor
+from clawmem.shell import values
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+MAX_APPEND_CHARS = 20_000
+CORPORA = ("memory", "sessions", "all")
+
+# The CLI validators name flags; a tool names its arguments.
+FLAG_NAMES = {
+    "--max-results": "maxResults",
+    "--min-score": "minScore",
+    "--project": "project",
+    "--from": "from",
+    "--lines": "lines",
+    "--origin": "origin",
+    "--max-fires": "maxFires",
+    "--cooldown": "cooldownHours",
+    "--expires": "expires",
+    "--status": "status",
+    "--kind": "kind",
+    "--session": "session",
+    "--channel": "channel",
+    "--sender": "sender",
+    "--keywords": "keywords",
+    "--description": "description",
+    "--anywhere": "anyChannel",
+    "--anyone": "anySender",
+}
+_FLAG = re.compile("|".join(re.escape(f) for f in sorted(FLAG_NAMES, key=len, reverse=True)) + r"(?![\w-])")
+
+
+def one_line(text: str) -> str:
+    """An error for an agent: one line, the tool's argument names instead of the CLI's flags."""
+    flat = " ".join(str(text).split())
+    return _FLAG.sub(lambda m: FLAG_NAMES[m.group(0)], flat)
+
+
+def refuse(message: str) -> ToolError:
+    return ToolError(one_line(message))
+
+
+def check(convert: Callable[[str], Any], value: Any) -> Any:
+    """Run one of the CLI's flag-value validators on an argument."""
+    try:
+        return convert(str(value))
+    except ClawmemError as exc:
+        raise refuse(str(exc)) from None
+
+
+# ----------------------------------------------------------------------------- result helpers
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(p[:1].upper() + p[1:] for p in rest)
+
+
+def plain(value: Any, *, camel: bool = True) -> Any:
+    """Frozen dataclasses (and what they hold) as JSON-ready values with camelCase keys."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {
+            (_camel(f.name) if camel else f.name): plain(getattr(value, f.name), camel=camel) for f in fields(value)
+        }
+    if isinstance(value, dict):
+        return {(_camel(str(k)) if camel else str(k)): plain(v, camel=camel) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v, camel=camel) for v in value]
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, float):
+        return round(value, 6)
+    return value
+
+
+def result(structured: dict[str, Any], text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def _clip(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+class MemoryGetArgs(ArgModelBase):
+    """``memory_get``'s arguments: OpenClaw names the first line ``from``, which no Python parameter can be."""
+
+    path: Annotated[
+        str, Field(description="A workspace path from a search result: MEMORY.md, USER.md, DREAMS.md or memory/….md")
+    ]
+    from_: Annotated[int, Field(alias="from", description="First line to read, 1-based (default 1).")] = 1
+    lines: Annotated[int, Field(description="How many lines (default 120; at most 12,000 characters).")] = 120
+
+
+# ----------------------------------------------------------------------------- memory_search
+
+
+def hit_out(
+    hit: SearchHit, rank: int, r: SearchResponse, *, threshold: float, rescue: bool, explain: bool
+) -> dict[str, Any]:
+    b = hit.breakdown
+    out: dict[str, Any] = {
+        "path": hit.path,
+        "startLine": hit.start_line,
+        "endLine": hit.end_line,
+        "score": round(hit.score, 6),
+        "snippet": hit.snippet,
+        "source": hit.source,
+        "citation": f"{hit.path}#L{hit.start_line}-L{hit.end_line}",
+        "provenance": {
+            "originClass": hit.provenance.origin_class,
+            "sessionKind": hit.provenance.session_kind,
+            "observedAt": hit.provenance.observed_at,
+        },
+        "breakdown": {
+            "vector": round(b.vector, 6),
+            "keyword": round(b.keyword, 6),
+            "qualifying": round(b.qualifying, 6),
+            "decay": round(b.decay, 6),
+            "ageDays": None if b.age_days is None else round(b.age_days, 3),
+            "importance": round(b.importance_factor, 6),
+            "project": round(b.project_factor, 6),
+            "why": why_sentence(hit, rank, r, threshold=threshold, rescue=rescue),
+        },
+        "status": hit.status,
+    }
+    if hit.triggers:
+        out["triggers"] = list(hit.triggers)
+    if hit.project_keys:
+        out["projectKeys"] = list(hit.project_keys)
+    sid = session_index.session_id_of(hit.path) if hit.source == "sessions" else None
+    if sid is not None:
+        out["sessionId"] = sid
+    if hit.note:
+        out["note"] = hit.note
+    if explain:
+        full = hit_record(hit)
+        out["fullBreakdown"] = plain(
+            {**full["breakdown"], "vector_z": b.vector_z, "vector_note": b.vector_note, "legs": full["legs"]}
+        )
+    return out
+
+
+def search_out(
+    r: SearchResponse, sources: tuple[str, ...], extra_warnings: tuple[str, ...], threshold: float, explain: bool
+) -> tuple[dict[str, Any], str]:
+    hits = [
+        hit_out(h, i, r, threshold=threshold, rescue=r.threshold_rescue, explain=explain)
+        for i, h in enumerate(r.results, 1)
+    ]
+    out: dict[str, Any] = {
+        "query": r.query,
+        "results": hits,
+        "mode": r.mode,
+        "scoring": r.scoring,
+        "provider": r.provider,
+        "model": r.model,
+        "fallback": r.fallback,
+        "vectorCoverage": round(r.vector_coverage, 4),
+        "minScore": threshold,
+        "thresholdRescue": r.threshold_rescue,
+        "corpus": list(sources),
+        "warnings": [*r.warnings, *extra_warnings],
+    }
+    if r.stale:
+        out["stale"] = True
+        out["action"] = r.action
+    if explain:
+        out["nearMisses"] = [
+            hit_out(h, i, r, threshold=threshold, rescue=False, explain=True) for i, h in enumerate(r.near_misses, 1)
+        ]
+        out["calibration"] = r.calibration
+        out["dates"] = list(r.dates)
+        out["agesFromDates"] = r.ages_from_dates
+        out["keywordProbes"] = list(r.keyword_probes)
+        out["keywordProbesSkipped"] = list(r.keyword_probes_skipped)
+        out["timingsMs"] = plain(r.timings_ms, camel=False)
+    else:
+        out["nearMissCount"] = len(r.near_misses)
+    coverage = f"{r.mode}, {r.vector_coverage:.0%} embedded"
+    lines = [f"{len(hits)} result{'s' if len(hits) != 1 else ''} for {r.query!r} ({coverage})"]
+    if r.threshold_rescue:
+        shown = "keyword hits" if r.scoring == "openclaw" else "closest memories"
+        lines.append(f"({nothing_qualified(threshold, shown)})")
+    for h, hit in zip(hits, r.results, strict=True):
+        origin = hit.provenance.origin_class
+        lines.append(f"{hit.score:.3f} {h['citation']} [{origin}] {_clip(hit.snippet)}")
+        lines.append(f"    {h['breakdown']['why']}")
+    if not hits and r.near_misses:
+        best = r.near_misses[0]
+        lines.append(
+            f"closest below the threshold: {best.score:.3f} {best.path}:{best.start_line}-{best.end_line} "
+            "(explain: true shows the near-misses)"
+        )
+    lines.extend(f"warning: {w}" for w in out["warnings"])
+    return out, "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- other shapes
+
+
+def startup_file_out(f: StartupFile, include_text: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "path": f.path,
+        "kind": f.kind,
+        "order": f.order,
+        "loaded": f.loaded,
+        "reason": f.reason,
+        "charsOnDisk": f.chars_on_disk,
+        "charsConsidered": f.chars_considered,
+        "cap": f.cap,
+        "charsInjected": f.chars_injected,
+        "charsCut": f.chars_cut,
+        "truncated": f.truncated,
+        "truncation": f.truncation,
+        "cutRanges": [{"start": c.start, "end": c.end} for c in f.cut_ranges],
+        "cutLines": [
+            {"line": ln.line, "status": ln.status, "text": ln.text, "keptChars": ln.kept_chars, "chars": ln.chars}
+            for ln in f.lines
+            if ln.status in ("cut", "partial")
+        ],
+        "omitted": plain(f.omitted),
+    }
+    if include_text:
+        out["injectedText"] = f.injected_text
+    return out
+
+
+def startup_out(ctx: StartupContext, include_text: bool) -> tuple[dict[str, Any], str]:
+    out = {
+        "kind": ctx.kind,
+        "now": ctx.now,
+        "timezone": ctx.timezone,
+        "localDate": ctx.local_date,
+        "daysScanned": list(ctx.days_scanned),
+        "daysSelected": list(ctx.days_selected),
+        "bootstrapBudget": plain(ctx.bootstrap_budget),
+        "startupBudget": plain(ctx.startup_budget),
+        "files": [startup_file_out(f, include_text) for f in ctx.files],
+        "warnings": list(ctx.warnings),
+        "notes": list(ctx.notes),
+    }
+    if include_text:
+        out["startupPrelude"] = ctx.startup_prelude
+    lines = [f"new {ctx.kind} session on {ctx.local_date} ({ctx.timezone}) loads:"]
+    for f in ctx.files:
+        if f.loaded:
+            cut = f", {f.chars_cut:,} chars cut" if f.truncated else ""
+            lines.append(f"  {f.path}: {f.chars_injected:,} chars{cut}")
+        else:
+            lines.append(f"  {f.path}: not loaded ({f.reason or 'not eligible'})")
+    lines.extend(f"warning: {w}" for w in ctx.warnings)
+    return out, "\n".join(lines)
+
+
+def intent_out(i: StandingIntent) -> dict[str, Any]:
+    out: dict[str, Any] = plain(i)
+    return out
+
+
+def intent_line(i: StandingIntent) -> str:
+    return (
+        f"{i.short_id} {i.status} {i.fire_count}/{i.max_fires} [{'; '.join(i.keywords)}] "
+        f"{i.scope_label}: {_clip(i.description, 80)}"
+    )
+
+
+def match_out(r: MatchReport) -> tuple[dict[str, Any], str]:
+    data = plain(match_record(r))
+    lines = []
+    for v in r.verdicts:
+        if v.fires:
+            lines.append(f"FIRE {v.intent.short_id} {_clip(v.intent.description, 60)} (keyword {v.matched_keyword!r})")
+        else:
+            lines.append(f"-    {v.intent.short_id} {_clip(v.intent.description, 60)}: {v.reason}")
+    if not r.verdicts:
+        lines.append("no standing intents")
+    lines.append(("injected:\n" + r.block) if r.block else "nothing to inject")
+    if not r.applied:
+        lines.append("(dry run: nothing changed)")
+    return data, "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- the tools
+
+
+ORIGIN_CHOICES = ("agent", "untrusted")
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+def tool_notes(title: str, *, read_only: bool, destructive: bool = False, idempotent: bool = False) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=read_only,
+        destructive_hint=destructive if not read_only else False,
+        idempotent_hint=True if read_only else idempotent,
+        open_world_hint=False,
+    )
+
+
+class Tools:
+    """The tool functions over one :class:`MemoryDoor`. ``read_only``: only tools that write nothing
+    (and a search that records no recall signal); ``append_origin``: this server's trust class."""
+
+    def __init__(self, door: MemoryDoor, *, read_only: bool = False, append_origin: str = "agent") -> None:
+        self.door = door
+        self.read_only = read_only
+        self.append_origin = append_origin
+
+    @property
+    def engine(self) -> MemoryEngine:
+        return self.door.engine
+
+    # ------------------------------------------------------------------ memory_search
+
+    def memory_search(
+        self,
+        query: Annotated[str, Field(description="What to look for, in Chinese or English (a question works best).")],
+        maxResults: Annotated[
+            int | None, Field(description="How many results, 1-200 (default 6). More only lengthens the list.")
+        ] = None,
+        minScore: Annotated[
+            float | None,
+            Field(
+                description="Threshold, 0-1 (default 0.35), on the score before time decay: an old memory that "
+                "qualifies stays in the results and age only lowers its rank."
+            ),
+        ] = None,
+        corpus: Annotated[
+            Literal["memory", "sessions", "all"] | None,
+            Field(description="memory files, imported session transcripts, or all (default: what is indexed)."),
+        ] = None,
+        project: Annotated[
+            list[str] | None,
+            Field(description="Active project keys (e.g. github.com/acme/billing): matching entries ×1.15."),
+        ] = None,
+        explain: Annotated[
+            bool,
+            Field(description="Add the full score breakdown of every hit and the near-misses below the threshold."),
+        ] = False,
+    ) -> CallToolResult:
+        if not query.strip():
+            raise refuse("query is empty: say what to look for")
+        max_results = None if maxResults is None else check(values.whole_number("maxResults", 1, 200), maxResults)
+        min_score = None if minScore is None else check(values.number("minScore", 0.0, 1.0), minScore)
+        keys = tuple(check(values.project_key("project"), k) for k in (project or ()))
+        engine = self.engine
+        try:
+            sources, warnings = choose_sources(engine.settings.index.sources, corpus)
+            response = engine.search(
+                query,
+                max_results=max_results,
+                min_score=min_score,
+                project_keys=keys,
+                record=not self.read_only,
+                sync=False,  # the door keeps the index in sync (start-up, watcher, appends)
+                sources=sources,
+            )
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        threshold = engine.settings.search.min_score if min_score is None else min_score
+        data, text = search_out(response, sources, warnings, threshold, explain)
+        if not self.door.ready.is_set():
+            data["warnings"].append("the index is still being built: results may be incomplete")
+        return result(data, text)
+
+    # ------------------------------------------------------------------ memory_get
+
+    def memory_get(self, path: str, from_: int = 1, lines: int = 120) -> CallToolResult:
+        """Called with the arguments of :class:`MemoryGetArgs` (``from`` is a Python keyword)."""
+        from_line = check(values.whole_number("from", 1), from_)
+        count = check(values.whole_number("lines", 1), lines)
+        clean = path.strip().replace("\\", "/")
+        if clean.startswith("sessions/") or clean.endswith(".jsonl"):
+            raise refuse(
+                f"{path}: a session transcript is not a memory file; memory_get reads MEMORY.md, USER.md and "
+                'memory/… — search transcripts with memory_search corpus "sessions"'
+            )
+        try:
+            self.engine.require_workspace()
+            r = self.engine.get(path, from_line=from_line, lines=count)
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        total = getattr(r, "total_lines", None)
+        data = {
+            "path": r.path,
+            "from": r.from_line,
+            "lines": r.lines,
+            "text": r.text,
+            "nextFrom": r.next_from,
+            "totalLines": total,
+            "truncated": bool(getattr(r, "truncated", r.next_from is not None)),
+            "charBudgetExceeded": bool(getattr(r, "char_budget_exceeded", False)),
+            "pastEnd": bool(getattr(r, "past_end", False)),
+            "missing": r.missing,
+        }
+        if r.missing:
+            text = f"{r.path}: no such memory file (yet)"
+        elif data["pastEnd"]:
+            text = f"from {r.from_line} is past the end ({r.path} has {total} lines)"
+        else:
+            text = r.text + (f"\n… continue with from={r.next_from}" if r.next_from else "")
+        return result(data, text)
+
+    # ------------------------------------------------------------------ memory_append
+
+    def memory_append(
+        self,
+        text: Annotated[str, Field(description="The lines to remember, e.g. '- The user prefers window seats.'")],
+        session: Annotated[
+            str | None,
+            Field(
+                description="An imported session id the text comes from: its transcript then decides the trust "
+                "class (untrusted when its current turn holds a web result), as `clawmem session flush` does."
+            ),
+        ] = None,
+        origin: Annotated[
+            Literal["agent", "untrusted"] | None,
+            Field(description="Only lowers the class: untrusted for text you cannot vouch for. It is never raised."),
+        ] = None,
+        webSourced: Annotated[
+            bool, Field(description="True when the text comes from a web page or a tool's network result: untrusted.")
+        ] = False,
+    ) -> CallToolResult:
+        if not text.strip():
+            raise refuse("text is empty: nothing to append")
+        if "\x00" in text:
+            raise refuse("text contains a NUL character; nothing was written")
+        if len(text) > MAX_APPEND_CHARS:
+            raise refuse(f"text is {len(text):,} characters; at most {MAX_APPEND_CHARS:,} per append")
+        lowered = "untrusted" if (origin == "untrusted" or webSourced) else None
+        engine = self.engine
+        try:
+            if session is not None:
+                sid = check(values.non_empty("session", "a session id"), session)
+                if origin == "agent" and self.append_origin != "agent":
+                    raise refuse(f"origin agent refused: this server appends as {self.append_origin}")
+                asked = lowered or ("untrusted" if self.append_origin == "untrusted" else origin)
+                f = engine.sessions.flush(sid, text, origin=asked)
+                rel, start, end, cls = f.path, f.line_start, f.line_end, f.origin_class
+                why = f.origin_reason or ("derived from the session's turns" if f.origin_derived else "lowered")
+                if webSourced and f.origin_class == "untrusted" and not f.origin_derived:
+                    why = "marked web-sourced by the caller"
+                extra: dict[str, Any] = {"session": f.session_id, "indexedAs": f.effective_class}
+            else:
+                if origin == "agent" and self.append_origin != "agent":
+                    raise refuse(f"origin agent refused: this server appends as {self.append_origin}")
+                final = lowered or self.append_origin
+                if webSourced:
+                    why = "marked web-sourced by the caller"
+                elif origin == "untrusted":
+                    why = "lowered by the caller (origin untrusted)"
+                else:
+                    why = f"this server's class ({self.append_origin})"
+                a = engine.sessions.append(text, origin=final, reason=why)
+                rel, start, end, cls = a.path, a.line_start, a.line_end, a.origin_class
+                extra = {"session": None, "indexedAs": cls}
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        self.door.synced_now(rel)
+        data = {
+            "path": rel,
+            "startLine": start,
+            "endLine": end,
+            "citation": f"{rel}#L{start}-L{end}",
+            "originClass": cls,
+            "originReason": why,
+            **extra,
+        }
+        note = "" if cls == "agent" else " (untrusted: never promoted into MEMORY.md, never auto-injected)"
+        return result(data, f"appended {rel} L{start}-L{end} as {cls}{note}")
+
+    # ------------------------------------------------------------------ intents
+
+    def intent_create(
+        self,
+        description: Annotated[str, Field(description="What to remind of when it fires (≤ 500 characters).")],
+        keywords: Annotated[
+            list[str] | str,
+            Field(description='Trigger keywords (1-24), a list or one string separated by ";", e.g. "杭州; hangzhou".'),
+        ],
+        channel: Annotated[str, Field(description="The channel the request came from (it fires only there).")],
+        sender: Annotated[str, Field(description="Who asked (it fires only for them).")],
+        expires: Annotated[
+            str | None, Field(description="Expiry, YYYY-MM-DD or YYYY-MM-DDTHH:MM (default 90 days from now).")
+        ] = None,
+        maxFires: Annotated[int | None, Field(description="How often it may fire, 1-10,000 (default 3).")] = None,
+        cooldownHours: Annotated[
+            float | None, Field(description="Quiet hours after a fire, 0-87,600 (default 24).")
+        ] = None,
+        anyChannel: Annotated[bool, Field(description="Fire on any channel, not only `channel`.")] = False,
+        anySender: Annotated[bool, Field(description="Fire for any sender, not only `sender`.")] = False,
+        session: Annotated[str | None, Field(description="The session the request came from.")] = None,
+    ) -> CallToolResult:
+        exp = None if expires is None else check(values.expiry_date, expires)
+        fires = None if maxFires is None else check(values.max_fires, maxFires)
+        hours = None if cooldownHours is None else check(values.cooldown_hours, cooldownHours)
+        kw: str | Sequence[str] = keywords
+        try:
+            intent = self.engine.intents.create(
+                description,
+                kw,
+                channel=channel,
+                sender=sender,
+                expires=exp,
+                max_fires=fires,
+                cooldown_hours=hours,
+                any_channel=anyChannel,
+                any_sender=anySender,
+                source_session_id=session,
+            )
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        return result({"intent": intent_out(intent)}, f"created intent {intent_line(intent)} (id {intent.id})")
+
+    def intent_list(
+        self,
+        status: Annotated[
+            Literal["pending", "armed", "fired", "done", "cancelled", "expired"] | None,
+            Field(description="Only intents in this state."),
+        ] = None,
+    ) -> CallToolResult:
+        if status is not None:
+            check(values.one_of("status", STATUSES), status)
+        try:
+            intents = self.engine.intents.list(status)
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        text = "\n".join(intent_line(i) for i in intents) or "no standing intents"
+        return result({"intents": [intent_out(i) for i in intents]}, text)
+
+    def intent_match(
+        self,
+        message: Annotated[str, Field(description="An incoming message to test against the standing intents.")],
+        channel: Annotated[str | None, Field(description="The channel the message arrives on.")] = None,
+        sender: Annotated[str | None, Field(description="Who sends it.")] = None,
+        apply: Annotated[
+            bool, Field(description="Fire for real (count the fires and start cooldowns); default is a dry run.")
+        ] = False,
+    ) -> CallToolResult:
+        if not message.strip():
+            raise refuse("message is empty")
+        if apply and self.read_only:
+            raise refuse("apply is refused: this server is read-only")
+        try:
+            report = self.engine.intents.match(message, channel=channel, sender=sender, apply=apply)
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        data, text = match_out(report)
+        return result(data, text)
+
+    def intent_cancel(
+        self,
+        id: Annotated[str, Field(description="The intent's id or a unique prefix of at least 6 characters.")],
+    ) -> CallToolResult:
+        try:
+            intent = self.engine.intents.cancel(check(values.non_empty("id", "an intent id"), id))
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        return result(
+            {"intent": intent_out(intent)},
+            f"cancelled intent {intent.short_id} ({intent.fire_count}/{intent.max_fires} fires used); history kept",
+        )
+
+    # ------------------------------------------------------------------ context and forget
+
+    def context_startup(
+        self,
+        kind: Annotated[
+            Literal["private", "group", "cron", "subagent"],
+            Field(description="The kind of session that starts (MEMORY.md and USER.md load only in private ones)."),
+        ] = "private",
+        includeText: Annotated[bool, Field(description="Also return the exact injected text of every file.")] = False,
+    ) -> CallToolResult:
+        check(values.one_of("kind", STARTUP_KINDS), kind)
+        try:
+            ctx = self.engine.context.startup(kind)
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        data, text = startup_out(ctx, includeText)
+        return result(data, text)
+
+    def forget_preview(
+        self,
+        session: Annotated[
+            list[str] | str, Field(description="Session ids or keys (see the Sessions pane or `clawmem session list`).")
+        ],
+    ) -> CallToolResult:
+        selectors = [session] if isinstance(session, str) else list(session)
+        clean = [check(values.non_empty("session", "a session id or key"), s) for s in selectors]
+        if not clean:
+            raise refuse("session: give at least one session id or key")
+        try:
+            plan = self.engine.forget.plan(clean)
+            refuse_unresolved(plan)
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        data = {**plan.report(), "details": plan.details()}
+        a = plan.artifacts
+        text = (
+            f"forget plan (dry run, nothing changed) for {', '.join(plan.session_ids)}: "
+            f"{a.memory_entries} MEMORY.md entries, {a.memory_lines} lines in {a.memory_files} files, "
+            f"{a.index_chunks} index chunks, {a.short_term_entries} recall entries. "
+            "Only the person can run the forget (clawmem forget --session … or the app's Forget pane)."
+        )
+        return result(plain(data), text)
+
+
+# (name, method, description, annotations) of every tool
+SEARCH_DESC = (
+    "Search the agent's long-term memory (MEMORY.md, USER.md, daily diaries memory/YYYY-MM-DD.md, notes; "
+    "optionally imported session transcripts) with hybrid keyword + vector search, in Chinese or English. "
+    "Returns the best passages with path, startLine/endLine, score, snippet, provenance (originClass: owner, "
+    "agent, system, untrusted) and a compact breakdown (vector, keyword, qualifying — the score minScore judges, "
+    "before age —, decay, importance, project factors and one sentence on why each ranks where it does). Old "
+    "memories that qualify stay in the results; age only lowers their rank. When nothing qualifies, the closest "
+    "memories are returned and marked (thresholdRescue). Untrusted memory (web pages, other people) is left out. "
+    "explain: true adds every score component and the near-misses below the threshold. Read more of a file with "
+    "memory_get using the path and startLine. Each search counts as a recall signal for Dreaming (promotion into "
+    "MEMORY.md), except on a read-only server."
+)
+GET_DESC = (
+    "Read lines of one memory file: MEMORY.md, USER.md, DREAMS.md or memory/….md, inside the workspace only "
+    "('..', absolute paths and symbolic links are refused; session transcripts are searched, not read). Default "
+    "120 lines and at most 12,000 characters; a line is never cut. nextFrom says where to continue; a missing "
+    "file returns missing: true and empty text."
+)
+APPEND_DESC = (
+    "Remember something: append lines to today's diary memory/YYYY-MM-DD.md (append-only and atomic, with a "
+    "provenance record of who wrote them). It never edits MEMORY.md or USER.md — Dreaming promotes from the "
+    "diaries, after the person's review. The trust class is this server's (agent), never raised by the caller: "
+    "pass origin 'untrusted' or webSourced true for text from web pages or other people (it is then never "
+    "promoted or auto-injected). With session, the imported transcript decides the class, as a pre-compaction "
+    "flush does. The text is searchable at once."
+)
+INTENT_CREATE_DESC = (
+    "Arm a standing intent: a reminder that fires when a later message on that channel from that sender mentions "
+    "one of the keywords (Chinese keywords match inside sentences). Fires at most maxFires times, rests "
+    "cooldownHours after each fire, expires after 90 days unless expires says otherwise."
+)
+INTENT_LIST_DESC = (
+    "List the standing intents with their state (armed, fired, done, cancelled, expired), fires and expiry."
+)
+INTENT_MATCH_DESC = (
+    "Which standing intents an incoming message would fire, why each other one would not (state, scope, "
+    "missing keywords, cooldown, budget), and the exact block that would be injected. A dry run unless apply is true."
+)
+INTENT_MATCH_RO_DESC = (
+    "Which standing intents an incoming message would fire, why each other one would not (state, scope, "
+    "missing keywords, cooldown, budget), and the exact block that would be injected. Always a dry run here."
+)
+INTENT_CANCEL_DESC = (
+    "Cancel an armed or fired standing intent by id (or a unique prefix); its row and fire history are kept."
+)
+CONTEXT_DESC = (
+    "What a new session would load (a bare /new): the bootstrap files (USER.md, MEMORY.md …) under their caps and "
+    "the shared budget, then today's and yesterday's startup notes — with exactly which lines would be cut "
+    "(cutRanges, cutLines) and the superseded entries left out."
+)
+FORGET_DESC = (
+    "Preview (dry run only) what forgetting sessions would delete: MEMORY.md entries, diary and note lines, index "
+    "chunks, vectors, recall signals, preimages, proposals — and what survives and why. Nothing is changed. The "
+    "forget itself is destructive and stays with the person (the app's Forget pane or `clawmem forget`); this tool "
+    "cannot run it."
+)
+
+
+def tool_specs(tools: Tools) -> list[tuple[str, Callable[..., CallToolResult], str, ToolAnnotations]]:
+    """The tools this server lists (only those that write nothing when read-only)."""
+    ro = tools.read_only
+    specs: list[tuple[str, Callable[..., CallToolResult], str, ToolAnnotations]] = [
+        ("memory_search", tools.memory_search, SEARCH_DESC, tool_notes("Search memory", read_only=True)),
+        ("memory_get", tools.memory_get, GET_DESC, tool_notes("Read a memory file", read_only=True)),
+        ("intent_list", tools.intent_list, INTENT_LIST_DESC, tool_notes("List standing intents", read_only=True)),
+        (
+            "context_startup",
+            tools.context_startup,
+            CONTEXT_DESC,
+            tool_notes("What a new session loads", read_only=True),
+        ),
+        ("forget_preview", tools.forget_preview, FORGET_DESC, tool_notes("Preview a forget", read_only=True)),
+    ]
+    if ro:
+        specs.append(
+            (
+                "intent_match",
+                _without_apply(tools),
+                INTENT_MATCH_RO_DESC,
+                tool_notes("Simulate standing intents", read_only=True),
+            )
+        )
+        return specs
+    specs += [
+        (
+            "intent_match",
+            tools.intent_match,
+            INTENT_MATCH_DESC,
+            tool_notes("Match standing intents", read_only=False, destructive=False),
+        ),
+        (
+            "memory_append",
+            tools.memory_append,
+            APPEND_DESC,
+            tool_notes("Append to today's diary", read_only=False, destructive=False),
+        ),
+        (
+            "intent_create",
+            tools.intent_create,
+            INTENT_CREATE_DESC,
+            tool_notes("Arm a standing intent", read_only=False, destructive=False),
+        ),
+        (
+            "intent_cancel",
+            tools.intent_cancel,
+            INTENT_CANCEL_DESC,
+            tool_notes("Cancel a standing intent", read_only=False, destructive=True, idempotent=True),
+        ),
+    ]
+    return specs
+
+
+def _without_apply(tools: Tools) -> Callable[..., CallToolResult]:
+    def intent_match(
+        message: Annotated[str, Field(description="An incoming message to test against the standing intents.")],
+        channel: Annotated[str | None, Field(description="The channel the message arrives on.")] = None,
+        sender: Annotated[str | None, Field(description="Who sends it.")] = None,
+    ) -> CallToolResult:
+        return tools.intent_match(message, channel, sender, False)
+
+    return intent_match
+
+
+TOOL_NAMES = (
+    "memory_search",
+    "memory_get",
+    "memory_append",
+    "intent_create",
+    "intent_list",
+    "intent_match",
+    "intent_cancel",
+    "context_startup",
+    "forget_preview",
+)
+WRITE_TOOLS = ("memory_append", "intent_create", "intent_cancel")
+__all__ = ["CORPORA", "ORIGIN_CHOICES", "READ_ONLY", "TOOL_NAMES", "WRITE_TOOLS", "Tools", "one_line", "tool_specs"]
