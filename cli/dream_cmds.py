@@ -111,7 +111,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _proposal_json(p: Proposal) -> dict[str, Any]:
     data: dict[str, Any] = json_form(p)
-    data["short_id"] = p.short_id
+    data["shortId"] = p.short_id
     data["diff"] = p.diff()
     for op_data, op in zip(data["operations"], p.operations, strict=True):
         op_data["source"] = op.source

@@ -51,15 +51,15 @@ def cmd_index(args: argparse.Namespace) -> int:
                 "files": report.files,
                 "chunks": report.chunks,
                 "embedded": report.embedded,
-                "cache_hits": report.cache_hits,
+                "cacheHits": report.cache_hits,
                 "skipped": [{"path": p, "reason": r} for p, r in report.skipped],
                 "warnings": list(report.warnings),
-                "duration_ms": report.duration_ms,
+                "durationMs": report.duration_ms,
                 "rebuilt": report.rebuilt,
-                "changed_files": report.changed_files,
-                "removed_files": report.removed_files,
-                "pending_embeddings": report.pending_embeddings,
-                "embedded_lines": report.embedded_lines,
+                "changedFiles": report.changed_files,
+                "removedFiles": report.removed_files,
+                "pendingEmbeddings": report.pending_embeddings,
+                "embeddedLines": report.embedded_lines,
             }
         )
         return 0
@@ -92,7 +92,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     engine.require_workspace()
     report = build_status(engine.index, deep=args.deep)
     if args.json:
-        output.print_json([{"agent_id": report.agent_id, "status": status_json(report)}])
+        output.print_json([{"agentId": report.agent_id, "status": status_json(report)}])
         return 0
     print_status(report)  # warnings are among its Issues
     return 0

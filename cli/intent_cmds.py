@@ -247,7 +247,7 @@ def _list_intents(
 ) -> int:
     theirs = tuple(i for i in theirs if args.status is None or i.status == args.status)
     if args.json:
-        extra = {"openclaw_intents": json_form(theirs)} if openclaw is not None else {}
+        extra = {"openclawIntents": json_form(theirs)} if openclaw is not None else {}
         output.print_json({"intents": json_form(intents), **extra})
         return 0
     if not intents and openclaw is None:
@@ -269,7 +269,7 @@ def cmd_intent_show(args: argparse.Namespace) -> int:
     theirs = None if engine.openclaw is None else engine.openclaw.find_intent(args.id, engine.clock.now())
     if theirs is not None:
         if args.json:
-            output.print_json({"openclaw_intent": json_form(theirs)})
+            output.print_json({"openclawIntent": json_form(theirs)})
         else:
             print_openclaw_intent(theirs, engine.clock.tz)
         return 0
@@ -423,7 +423,7 @@ def _list_jobs(
     if args.status is not None:  # OpenClaw's jobs are enabled or not: "active" keeps the enabled ones
         theirs = tuple(j for j in theirs if args.status == "active" and j.enabled)
     if args.json:
-        extra = {"openclaw_jobs": json_form(theirs)} if openclaw is not None else {}
+        extra = {"openclawJobs": json_form(theirs)} if openclaw is not None else {}
         output.print_json({"jobs": [job_json(j) for j in jobs], **extra})
         return 0
     if not jobs:
@@ -476,7 +476,7 @@ def cmd_job_run_due(args: argparse.Namespace) -> int:
             output.print_json(
                 {
                     "due": [
-                        {"job": job_json(d.job), "scheduled_for": d.scheduled_for.isoformat(), "skipped": d.skipped}
+                        {"job": job_json(d.job), "scheduledFor": d.scheduled_for.isoformat(), "skipped": d.skipped}
                         for d in due
                     ]
                 }
@@ -589,7 +589,7 @@ def openclaw_match_json(m: OpenClawMatch) -> dict[str, Any]:
         "at": m.at.isoformat(),
         "applied": False,
         "tokens": list(m.tokens),
-        "would_fire": [v.intent.id for v in m.verdicts if v.fires],
+        "wouldFire": [v.intent.id for v in m.verdicts if v.fires],
         "verdicts": [
             {
                 "id": v.intent.id,
@@ -599,7 +599,7 @@ def openclaw_match_json(m: OpenClawMatch) -> dict[str, Any]:
                 "fires": v.fires,
                 "reason": v.reason,
                 "reasons": list(v.reasons),
-                "matched_keyword": v.matched_keyword,
+                "matchedKeyword": v.matched_keyword,
             }
             for v in m.verdicts
         ],

@@ -116,26 +116,26 @@ def response_json(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "results": [hit_json(h) for h in r.results],
-        "near_misses": [hit_json(h) for h in r.near_misses],
+        "nearMisses": [hit_json(h) for h in r.near_misses],
         "mode": r.mode,
         "scoring": r.scoring,
         "provider": r.provider,
         "model": r.model,
         "fallback": r.fallback,
-        "vector_coverage": r.vector_coverage,
+        "vectorCoverage": r.vector_coverage,
         "calibration": r.calibration,
-        "keyword_probes": list(r.keyword_probes),
-        "keyword_probes_skipped": list(r.keyword_probes_skipped),
-        "keyword_probe_limit": r.keyword_probe_limit,
+        "keywordProbes": list(r.keyword_probes),
+        "keywordProbesSkipped": list(r.keyword_probes_skipped),
+        "keywordProbeLimit": r.keyword_probe_limit,
         "dates": list(r.dates),
-        "dated_diaries": r.dated_diaries,
-        "ages_from_dates": r.ages_from_dates,
-        "half_life_days": r.half_life_days,
-        "max_decay": r.max_decay,
-        "threshold_rescue": r.threshold_rescue,
+        "datedDiaries": r.dated_diaries,
+        "agesFromDates": r.ages_from_dates,
+        "halfLifeDays": r.half_life_days,
+        "maxDecay": r.max_decay,
+        "thresholdRescue": r.threshold_rescue,
         "sources": list(sources),
         "warnings": [*r.warnings, *extra_warnings],
-        "timings_ms": r.timings_ms,
+        "timingsMs": r.timings_ms,
     }
     if r.stale:
         out["stale"] = True
@@ -293,11 +293,11 @@ def cmd_get(args: argparse.Namespace) -> int:
                 "from": result.from_line,
                 "lines": result.lines,
                 "text": result.text,
-                "next_from": result.next_from,
-                "total_lines": total,
+                "nextFrom": result.next_from,
+                "totalLines": total,
                 "truncated": bool(getattr(result, "truncated", result.next_from is not None)),
-                "char_budget_exceeded": over_budget,
-                "past_end": past_end,
+                "charBudgetExceeded": over_budget,
+                "pastEnd": past_end,
             }
         )
         return 0

@@ -154,7 +154,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     sessions = engine.sessions.summaries()
     theirs, problem = _openclaw_sessions(engine.openclaw)
     if args.json:
-        extra = {"openclaw_sessions": theirs} if engine.openclaw is not None else {}
+        extra = {"openclawSessions": theirs} if engine.openclaw is not None else {}
         output.print_json({"sessions": sessions, **extra})
     elif engine.openclaw is not None:
         if sessions:

@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import fields, is_dataclass
-from datetime import date, datetime
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from clawmem.engine.context.service import STARTUP_KINDS, StartupContext, StartupFile
@@ -23,6 +20,7 @@ from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.forget.service import refuse_unresolved
 from clawmem.engine.intents.records import match_record
 from clawmem.engine.intents.service import STATUSES, MatchReport, StandingIntent
+from clawmem.engine.json_form import json_form
 from clawmem.engine.search.corpus import choose_sources
 from clawmem.engine.search.explain import hit_record, nothing_qualified, why_sentence
 from clawmem.engine.search.types import SearchHit, SearchResponse
@@ -80,30 +78,6 @@ def check(convert: Callable[[str], Any], value: Any) -> Any:
 
 
 # ----------------------------------------------------------------------------- result helpers
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
-
-def plain(value: Any, *, camel: bool = True) -> Any:
-    """Frozen dataclasses (and what they hold) as JSON-ready values with camelCase keys."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return {
-            (_camel(f.name) if camel else f.name): plain(getattr(value, f.name), camel=camel) for f in fields(value)
-        }
-    if isinstance(value, dict):
-        return {(_camel(str(k)) if camel else str(k)): plain(v, camel=camel) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v, camel=camel) for v in value]
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, float):
-        return round(value, 6)
-    return value
 
 
 def result(structured: dict[str, Any], text: str) -> CallToolResult:
@@ -168,8 +142,8 @@ def hit_out(
         out["note"] = hit.note
     if explain:
         full = hit_record(hit)
-        out["fullBreakdown"] = plain(
-            {**full["breakdown"], "vector_z": b.vector_z, "vector_note": b.vector_note, "legs": full["legs"]}
+        out["fullBreakdown"] = json_form(
+            {**full["breakdown"], "vectorZ": b.vector_z, "vectorNote": b.vector_note, "legs": full["legs"]}
         )
     return out
 
@@ -207,7 +181,7 @@ def search_out(
         out["agesFromDates"] = r.ages_from_dates
         out["keywordProbes"] = list(r.keyword_probes)
         out["keywordProbesSkipped"] = list(r.keyword_probes_skipped)
-        out["timingsMs"] = plain(r.timings_ms, camel=False)
+        out["timingsMs"] = json_form(r.timings_ms)
     else:
         out["nearMissCount"] = len(r.near_misses)
     coverage = f"{r.mode}, {r.vector_coverage:.0%} embedded"
@@ -252,7 +226,7 @@ def startup_file_out(f: StartupFile, include_text: bool) -> dict[str, Any]:
             for ln in f.lines
             if ln.status in ("cut", "partial")
         ],
-        "omitted": plain(f.omitted),
+        "omitted": json_form(f.omitted),
     }
     if include_text:
         out["injectedText"] = f.injected_text
@@ -267,8 +241,8 @@ def startup_out(ctx: StartupContext, include_text: bool) -> tuple[dict[str, Any]
         "localDate": ctx.local_date,
         "daysScanned": list(ctx.days_scanned),
         "daysSelected": list(ctx.days_selected),
-        "bootstrapBudget": plain(ctx.bootstrap_budget),
-        "startupBudget": plain(ctx.startup_budget),
+        "bootstrapBudget": json_form(ctx.bootstrap_budget),
+        "startupBudget": json_form(ctx.startup_budget),
         "files": [startup_file_out(f, include_text) for f in ctx.files],
         "warnings": list(ctx.warnings),
         "notes": list(ctx.notes),
@@ -287,7 +261,7 @@ def startup_out(ctx: StartupContext, include_text: bool) -> tuple[dict[str, Any]
 
 
 def intent_out(i: StandingIntent) -> dict[str, Any]:
-    out: dict[str, Any] = plain(i)
+    out: dict[str, Any] = json_form(i)
     return out
 
 
@@ -299,7 +273,7 @@ def intent_line(i: StandingIntent) -> str:
 
 
 def match_out(r: MatchReport) -> tuple[dict[str, Any], str]:
-    data = plain(match_record(r))
+    data = json_form(match_record(r))
     lines = []
     for v in r.verdicts:
         if v.fires:
@@ -637,7 +611,7 @@ class Tools:
             f"{a.index_chunks} index chunks, {a.short_term_entries} recall entries. "
             "Only the person can run the forget (clawmem forget --session … or the app's Forget pane)."
         )
-        return result(plain(data), text)
+        return result(json_form(data), text)
 
 
 # (name, method, description, annotations) of every tool

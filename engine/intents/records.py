@@ -18,7 +18,7 @@ def verdict_record(v: IntentVerdict) -> dict[str, Any]:
         "fires": v.fires,
         "reason": v.reason,
         "reasons": list(v.reasons),
-        "matched_keyword": v.matched_keyword,
+        "matchedKeyword": v.matched_keyword,
         "keywords": [
             {"keyword": k.keyword, "tokens": list(k.tokens), "missing": list(k.missing), "matched": k.matched}
             for k in v.keywords
@@ -39,8 +39,8 @@ def match_record(r: MatchReport) -> dict[str, Any]:
         "fired": [v.intent.id for v in r.verdicts if v.fires],
         "verdicts": [verdict_record(v) for v in r.verdicts],
         "injected": r.block,
-        "injected_chars": r.block_chars,
-        "limits": {"max_intents": r.max_injected, "max_chars": r.max_injected_chars},
-        "scanned_candidates": r.scanned,
+        "injectedChars": r.block_chars,
+        "limits": {"maxIntents": r.max_injected, "maxChars": r.max_injected_chars},
+        "scannedCandidates": r.scanned,
         "swept": json_form(r.swept),
     }

@@ -48,8 +48,8 @@ def test_context_json_has_lines_and_injected_text(
     assert [f["path"] for f in data["files"] if f["loaded"]] == ["USER.md", "MEMORY.md", "memory/2026-11-04.md"]
     assert [s["status"] for s in files["USER.md"]["lines"]][2:4] == ["omitted", "omitted"]
     assert files["USER.md"]["omitted"][0]["observed"] == "2026-03-02"
-    assert "[Untrusted daily memory: memory/2026-11-04.md]" in data["startup_prelude"]
-    assert data["bootstrap_budget"] == {"name": "bootstrap.total_max_chars", "cap": 60000, "used": 900}
+    assert "[Untrusted daily memory: memory/2026-11-04.md]" in data["startupPrelude"]
+    assert data["bootstrapBudget"] == {"name": "bootstrap.total_max_chars", "cap": 60000, "used": 900}
 
 
 def test_context_warns_about_an_oversized_memory_md(
@@ -124,7 +124,7 @@ def test_triggers_json_and_project_flag(home: Path, workspace: Path, capsys: pyt
     )
     assert run(home, workspace, "context", "triggers", "billing", "review", "--json") == 0
     data = json.loads(capsys.readouterr().out)
-    entry = next(c for c in data["candidates"] if c["start_line"] == 13)
+    entry = next(c for c in data["candidates"] if c["startLine"] == 13)
     assert data["message"] == "billing review"
     assert entry["outcome"] == "ineligible" and data["block"] is None
     assert (
@@ -132,8 +132,8 @@ def test_triggers_json_and_project_flag(home: Path, workspace: Path, capsys: pyt
         == 0
     )
     data = json.loads(capsys.readouterr().out)
-    assert [c["start_line"] for c in data["injected"]] == [13]
-    assert data["active_projects"] == ["github.com/acme/billing"]
+    assert [c["startLine"] for c in data["injected"]] == [13]
+    assert data["activeProjects"] == ["github.com/acme/billing"]
 
 
 def test_triggers_nothing_injected(home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -55,7 +55,7 @@ def test_dream_writes_a_proposal_and_prints_its_id_and_diff(
     (pending,) = json.loads(out)
     assert code == 0 and pending["status"] == "pending" and pending["mode"] == "rewrite"
     assert pending["operations"][0]["source"] == f"{DIARY}#L1-L2" and pending["diff"].startswith("--- a/MEMORY.md")
-    short = pending["short_id"]
+    short = pending["shortId"]
 
     code, out, err = run(capsys, *recalled, "dream", "approve", short)
     assert code == 0, err
@@ -78,7 +78,7 @@ def test_stale_approval_and_refused_revert_exit_1_with_one_line(
 ) -> None:
     run(capsys, *recalled, "dream")
     _, out, _ = run(capsys, *recalled, "dream", "review", "--json")
-    short = json.loads(out)[0]["short_id"]
+    short = json.loads(out)[0]["shortId"]
     memory = workspace / "MEMORY.md"
     with memory.open("a", encoding="utf-8") as fh:
         fh.write("- written by hand\n")
@@ -99,7 +99,7 @@ def test_stale_approval_and_refused_revert_exit_1_with_one_line(
     assert code == 0, err
     memory.write_text(memory.read_text(encoding="utf-8") + "- another hand edit\n", encoding="utf-8")
     _, hist, _ = run(capsys, *recalled, "dream", "history", "--json")
-    applied = json.loads(hist)[0]["proposal_id"]
+    applied = json.loads(hist)[0]["proposalId"]
     code, out, err = run(capsys, *recalled, "dream", "revert", applied[:8])
     assert code == 1 and err.count("\n") == 1 and "nothing was restored" in err
     assert "===== preimage: MEMORY.md before the rewrite =====" in out
@@ -128,7 +128,7 @@ def test_explain_shows_components_gates_and_the_reason(
     assert "  matched     L1 ×3 (file line × recalling queries whose terms it contains)" in out
     code, out, _ = run(capsys, *recalled, "dream", "explain", f"{DIARY}:1", "--json")
     data = json.loads(out)
-    assert data["unique_queries"] == 3 and {g["name"] for g in data["gates"]} >= {"signals", "score", "age"}
+    assert data["uniqueQueries"] == 3 and {g["name"] for g in data["gates"]} >= {"signals", "score", "age"}
     code, _, err = run(capsys, *recalled, "dream", "explain", "memory/nothing.md:3")
     assert code == 1 and err.startswith("clawmem: error: no recall entry") and err.count("\n") == 1
     monkeypatch.setenv("CLAWMEM_NOW", "2026-12-30T11:00:00+00:00")
@@ -139,7 +139,7 @@ def test_explain_shows_components_gates_and_the_reason(
 def test_reject_then_candidates_show_why_it_waits(capsys: pytest.CaptureFixture[str], recalled: list[str]) -> None:
     run(capsys, *recalled, "dream")
     _, out, _ = run(capsys, *recalled, "dream", "review", "--json")
-    short = json.loads(out)[0]["short_id"]
+    short = json.loads(out)[0]["shortId"]
     code, out, err = run(capsys, *recalled, "dream", "reject", short, "--reason", "already known")
     assert code == 0, err
     assert f"rejected proposal {short} (already known)" in out
@@ -190,6 +190,6 @@ def test_phase_and_json_run(capsys: pytest.CaptureFixture[str], kw: list[str]) -
     assert code == 0, err
     data = json.loads(out)
     assert data["phases"] == ["light"] and data["rem"] is None and data["deep"] is None
-    assert data["light"]["body_lines"][0].startswith("- Candidate: ")
+    assert data["light"]["bodyLines"][0].startswith("- Candidate: ")
     code, _, err = run(capsys, *kw, "dream", "approve", "ffff")
     assert code == 1 and err.startswith("clawmem: error: no proposal")

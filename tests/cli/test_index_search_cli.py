@@ -30,7 +30,7 @@ def test_index_json_reports_the_fields(capsys: pytest.CaptureFixture[str], kw: l
     code, out, err = run(capsys, *kw, "index", "--json")
     assert code == 0, err
     data = json.loads(out)
-    assert {"files", "chunks", "embedded", "cache_hits", "skipped", "warnings", "duration_ms"} <= set(data)
+    assert {"files", "chunks", "embedded", "cacheHits", "skipped", "warnings", "durationMs"} <= set(data)
     assert data["files"] == 12 and data["chunks"] > 20
 
 
@@ -59,7 +59,7 @@ def test_status_lists_the_spec_figures(capsys: pytest.CaptureFixture[str], kw: l
         assert label in out
     code, out, _ = run(capsys, *kw, "status", "--json")
     status = json.loads(out)[0]["status"]
-    assert status["files_indexed"] == 12 and status["fts_tokenizer"] == "trigram"
+    assert status["filesIndexed"] == 12 and status["ftsTokenizer"] == "trigram"
 
 
 def test_search_prints_score_path_and_snippet(capsys: pytest.CaptureFixture[str], kw: list[str]) -> None:
@@ -73,36 +73,36 @@ def test_search_prints_score_path_and_snippet(capsys: pytest.CaptureFixture[str]
 def test_search_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str], kw: list[str]) -> None:
     _, out, _ = run(capsys, *kw, "search", "湖景房", "--json", "--no-record")
     data = json.loads(out)
-    assert {"results", "near_misses", "mode", "provider", "model", "warnings", "timings_ms"} <= set(data)
-    assert data["keyword_probes_skipped"] == []  # 25 chunks: every term is rarer than the window
-    assert data["keyword_probe_limit"] == 64  # … which is the limit on so small an index
+    assert {"results", "nearMisses", "mode", "provider", "model", "warnings", "timingsMs"} <= set(data)
+    assert data["keywordProbesSkipped"] == []  # 25 chunks: every term is rarer than the window
+    assert data["keywordProbeLimit"] == 64  # … which is the limit on so small an index
     hit = data["results"][0]
-    assert set(hit) >= {"path", "start_line", "end_line", "score", "snippet", "source", "breakdown", "provenance"}
+    assert set(hit) >= {"path", "startLine", "endLine", "score", "snippet", "source", "breakdown", "provenance"}
     assert set(hit["breakdown"]) == {
-        "vector_raw",
+        "vectorRaw",
         "vector",
-        "keyword_raw",
+        "keywordRaw",
         "keyword",
-        "path_tier",
+        "pathTier",
         "content",
-        "age_days",
+        "ageDays",
         "recency",
         "decay",
         "importance",
-        "importance_factor",
-        "project_factor",
-        "pre_threshold",
+        "importanceFactor",
+        "projectFactor",
+        "preThreshold",
         "qualifying",
-        "mmr_rank",
-        "passed_threshold",
+        "mmrRank",
+        "passedThreshold",
         "line",
-        "line_cosine",
-        "line_vector",
-        "date_match",
+        "lineCosine",
+        "lineVector",
+        "dateMatch",
     }
-    assert hit["breakdown"]["date_match"] is None  # the query names no date
-    assert data["dates"] == [] and data["dated_diaries"] == 0
-    assert set(hit["provenance"]) == {"origin_class", "session_kind", "observed_at"}
+    assert hit["breakdown"]["dateMatch"] is None  # the query names no date
+    assert data["dates"] == [] and data["datedDiaries"] == 0
+    assert set(hit["provenance"]) == {"originClass", "sessionKind", "observedAt"}
 
 
 def test_search_explain_prints_the_breakdown(capsys: pytest.CaptureFixture[str], kw: list[str]) -> None:
@@ -174,7 +174,7 @@ def test_a_project_key_the_spec_accepts_still_works(capsys: pytest.CaptureFixtur
 def test_get_reads_lines_with_a_continuation_hint(capsys: pytest.CaptureFixture[str], kw: list[str]) -> None:
     code, out, _ = run(capsys, *kw, "get", "MEMORY.md", "--from", "4", "--lines", "2", "--json")
     data = json.loads(out)
-    assert code == 0 and data["from"] == 4 and data["lines"] == 2 and data["next_from"] == 6
+    assert code == 0 and data["from"] == 4 and data["lines"] == 2 and data["nextFrom"] == 6
     assert data["text"].startswith("- 杭州周末行预算上限")
 
 
@@ -325,9 +325,9 @@ def test_an_imported_session_is_found_when_session_indexing_is_on(
     code, out, err = run(capsys, *kw, "search", TICKETS, "--json", "--no-record")
     assert code == 0, err
     hits = [h for h in json.loads(out)["results"] if h["source"] == "sessions"]
-    assert hits and hits[0]["path"] == "sessions/sess-lingyin-02.jsonl" and hits[0]["session_id"] == "sess-lingyin-02"
-    assert hits[0]["start_line"] == 1 and hits[0]["end_line"] == 4 and "Lingyin Temple" in hits[0]["snippet"]
-    assert hits[0]["provenance"]["origin_class"] == "agent" and hits[0]["provenance"]["session_kind"] == "interactive"
+    assert hits and hits[0]["path"] == "sessions/sess-lingyin-02.jsonl" and hits[0]["sessionId"] == "sess-lingyin-02"
+    assert hits[0]["startLine"] == 1 and hits[0]["endLine"] == 4 and "Lingyin Temple" in hits[0]["snippet"]
+    assert hits[0]["provenance"]["originClass"] == "agent" and hits[0]["provenance"]["sessionKind"] == "interactive"
     code, out, _ = run(capsys, *kw, "search", TICKETS, "--no-record")
     assert "sessions/sess-lingyin-02.jsonl:1-4 [session transcript]" in out
     code, out, _ = run(capsys, *kw, "search", TICKETS, "--source", "memory", "--json", "--no-record")
@@ -380,10 +380,10 @@ def test_a_line_longer_than_the_budget_is_returned_whole(
     (workspace / "memory" / "one.md").write_text(long_line, encoding="utf-8")
     code, out, err = run(capsys, *kw, "get", "memory/long.md", "--json")
     data = json.loads(out)
-    assert code == 0 and data["text"] == long_line and data["char_budget_exceeded"] is True
-    assert data["lines"] == 1 and data["next_from"] == 2 and data["truncated"] is True
+    assert code == 0 and data["text"] == long_line and data["charBudgetExceeded"] is True
+    assert data["lines"] == 1 and data["nextFrom"] == 2 and data["truncated"] is True
     code, out, _ = run(capsys, *kw, "get", "memory/long.md", "--from", "2", "--json")
-    assert json.loads(out)["text"] == "- after it" and json.loads(out)["next_from"] is None
+    assert json.loads(out)["text"] == "- after it" and json.loads(out)["nextFrom"] is None
     code, out, err = run(capsys, *kw, "get", "memory/one.md")
     assert code == 0 and out == long_line + "\n" and "over the 12,000-character budget" in err
 
@@ -395,9 +395,9 @@ def test_get_past_the_end_says_so(capsys: pytest.CaptureFixture[str], kw: list[s
     assert err == f"… --from 999 is past the end (MEMORY.md has {total} lines)\n"
     code, out, _ = run(capsys, *kw, "get", "MEMORY.md", "--from", "999", "--json")
     data = json.loads(out)
-    assert data["past_end"] is True and data["total_lines"] == total and data["text"] == ""
+    assert data["pastEnd"] is True and data["totalLines"] == total and data["text"] == ""
     code, out, _ = run(capsys, *kw, "get", "MEMORY.md", "--json")
-    assert json.loads(out)["past_end"] is False and json.loads(out)["char_budget_exceeded"] is False
+    assert json.loads(out)["pastEnd"] is False and json.loads(out)["charBudgetExceeded"] is False
 
 
 # ------------------------------------------------------------------------------------- status shape
@@ -489,7 +489,7 @@ def test_no_matches_names_the_closest_memories(
     assert 1 <= len(shown) <= 6 and all(float(ln.split()[0]) < 0.35 for ln in shown)
     code, out, _ = run(capsys, *flags, "search", "which train do we take to Hangzhou", "--json", "--no-record")
     data = json.loads(out)
-    assert data["threshold_rescue"] and all(not h["breakdown"]["passed_threshold"] for h in data["results"])
+    assert data["thresholdRescue"] and all(not h["breakdown"]["passedThreshold"] for h in data["results"])
     assert all(h["breakdown"]["qualifying"] < 0.35 for h in data["results"])
 
 
@@ -504,7 +504,7 @@ def test_index_embeds_lines_and_explain_names_the_best_line(
     assert code == 0, err
     hit = next(h for h in json.loads(out)["results"] if h["path"] == "memory/2026-11-03-hotel-call.md")
     b = hit["breakdown"]
-    assert hit["start_line"] <= b["line"] <= hit["end_line"] and b["line"] > hit["start_line"]  # not the heading
-    assert 0 < b["line_cosine"] <= 1 and 0 <= b["line_vector"] <= 1
+    assert hit["startLine"] <= b["line"] <= hit["endLine"] and b["line"] > hit["startLine"]  # not the heading
+    assert 0 < b["lineCosine"] <= 1 and 0 <= b["lineVector"] <= 1
     code, out, _ = run(capsys, *flags, "search", "who upgraded the hotel room", "--explain", "--no-record")
     assert f"best line  {b['line']}: " in out and "vector = 0.7·chunk + 0.3·line" in out

@@ -42,9 +42,9 @@ def create(run, *extra: str) -> dict:  # type: ignore[no-untyped-def, type-arg]
 def test_create_and_list(run) -> None:  # type: ignore[no-untyped-def]
     intent = create(run, "--max-fires", "2", "--cooldown", "12", "--expires", "2026-12-31")
     assert intent["status"] == "armed" and intent["keywords"] == ["杭州", "hangzhou"]
-    assert intent["max_fires"] == 2 and intent["cooldown_seconds"] == 43_200
-    assert intent["expires_at"] == "2027-01-01T00:00:00+00:00"
-    assert (intent["channel_scope"], intent["sender_scope"]) == ("telegram", "u1")
+    assert intent["maxFires"] == 2 and intent["cooldownSeconds"] == 43_200
+    assert intent["expiresAt"] == "2027-01-01T00:00:00+00:00"
+    assert (intent["channelScope"], intent["senderScope"]) == ("telegram", "u1")
 
     code, out, _ = run("intent", "list", "--json")
     assert code == 0 and [i["id"] for i in json.loads(out)["intents"]] == [intent["id"]]
@@ -135,7 +135,7 @@ def test_match_dry_run_explains_every_intent_then_apply(run) -> None:  # type: i
     assert lines[4] == ""
     block = "<standing_intents>\nStanding intent (created 2026-11-05): 提醒确认返程车票\n</standing_intents>"
     assert block in out and out.rstrip().endswith("(dry run: nothing was changed; add --apply to fire)")
-    assert json.loads(run("intent", "list", "--json")[1])["intents"][0]["fire_count"] == 0
+    assert json.loads(run("intent", "list", "--json")[1])["intents"][0]["fireCount"] == 0
 
     code, out, _ = run("intent", "match", "--channel", "telegram", "--sender", "u1", "--apply", "--json", "hangzhou")
     report = json.loads(out)
@@ -148,7 +148,7 @@ def test_match_dry_run_explains_every_intent_then_apply(run) -> None:  # type: i
 
     code, out, _ = run("intent", "show", hz["id"][:8], "--json")
     shown = json.loads(out)
-    assert shown["intent"]["fire_count"] == 1 and shown["fires"][0]["prompt_excerpt"] == "hangzhou"
+    assert shown["intent"]["fireCount"] == 1 and shown["fires"][0]["promptExcerpt"] == "hangzhou"
 
 
 def test_cancel(run) -> None:  # type: ignore[no-untyped-def]
@@ -179,7 +179,7 @@ def test_jobs_add_list_run_due_cancel(run, monkeypatch: pytest.MonkeyPatch) -> N
     )
     assert code == 0, err
     once = json.loads(out)
-    assert once["next_run_at"] == "2026-11-06T09:00:00+08:00" and once["schedule"].startswith("at 2026-11-06 09:00")
+    assert once["nextRunAt"] == "2026-11-06T09:00:00+08:00" and once["schedule"].startswith("at 2026-11-06 09:00")
     code, out, err = run("job", "add", "--cron", "0 9 * * 1-5", "--tz", "Europe/Berlin", "--description", "standup")
     assert code == 1 and out == "" and err.count("\n") == 1  # nobody would receive it
     assert err.startswith("clawmem: error: a job needs a channel (--channel) and a sender (--sender)")
@@ -214,11 +214,11 @@ def test_jobs_add_list_run_due_cancel(run, monkeypatch: pytest.MonkeyPatch) -> N
     jobs = {j["status"]: j for j in json.loads(out)["jobs"]}
     assert set(jobs) == {"done", "active"} and jobs["done"]["id"] == once["id"]
     standup = jobs["active"]
-    assert standup["next_run_at"] == "2026-11-13T09:00:00+01:00"
+    assert standup["nextRunAt"] == "2026-11-13T09:00:00+01:00"
     assert standup["runs"][0] == {
-        "job_id": standup["id"],
-        "scheduled_for": "2026-11-12T09:00:00+01:00",
-        "ran_at": "2026-11-12T09:30:00+01:00",
+        "jobId": standup["id"],
+        "scheduledFor": "2026-11-12T09:00:00+01:00",
+        "ranAt": "2026-11-12T09:30:00+01:00",
         "outcome": "caught_up",
         "skipped": 4,
     }

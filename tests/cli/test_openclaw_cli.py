@@ -30,13 +30,13 @@ def cli(home: Path, openclaw_home: Path):  # type: ignore[no-untyped-def]
 def test_status_json(cli, capsys: pytest.CaptureFixture[str], openclaw_home: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("status", "--json") == 0
     data = json.loads(capsys.readouterr().out)["openclaw"]
-    assert data["workspace"] == str(state(openclaw_home) / "workspace") and data["workspace_exists"]
+    assert data["workspace"] == str(state(openclaw_home) / "workspace") and data["workspaceExists"]
     agent, state_db = data["databases"]
-    assert (agent["role"], agent["schema_version"], agent["app_version"]) == ("agent", 23, "2026.9.6")
-    assert (state_db["role"], state_db["schema_version"]) == ("global", 18)
+    assert (agent["role"], agent["schemaVersion"], agent["appVersion"]) == ("agent", 23, "2026.9.6")
+    assert (state_db["role"], state_db["schemaVersion"]) == ("global", 18)
     index = data["index"]
-    assert index["search_mode"] == "keyword-only" and index["identity"]["fts_tokenizer"] == "trigram"
-    assert index["files_indexed"] == 6 and len(index["files"]) == 6
+    assert index["searchMode"] == "keyword-only" and index["identity"]["ftsTokenizer"] == "trigram"
+    assert index["filesIndexed"] == 6 and len(index["files"]) == 6
     assert data["sessions"] == {"sessions": 3, "events": 58}
     assert data["problems"] == []
 
@@ -80,15 +80,15 @@ def test_sessions_beside_clawmem_own(cli, capsys: pytest.CaptureFixture[str]) ->
 
     assert cli("session", "list", "--json") == 0
     data = json.loads(capsys.readouterr().out)
-    assert [s["session_id"] for s in data["sessions"]] == ["sess-hz-01"]
-    theirs = {s["session_key"]: s for s in data["openclaw_sessions"]}
-    assert {k: s["event_count"] for k, s in theirs.items()} == EVENTS
+    assert [s["sessionId"] for s in data["sessions"]] == ["sess-hz-01"]
+    theirs = {s["sessionKey"]: s for s in data["openclawSessions"]}
+    assert {k: s["eventCount"] for k, s in theirs.items()} == EVENTS
     assert all(s["source"] == "openclaw" for s in theirs.values())
 
     assert cli("session", "show", SAM, "--json") == 0
     sam = json.loads(capsys.readouterr().out)
     fetch = next(e for e in sam["events"] if e["tool"] == "web_fetch")
-    assert fetch["compressed"] and fetch["external"] and fetch["origin_class"] == "untrusted"
+    assert fetch["compressed"] and fetch["external"] and fetch["originClass"] == "untrusted"
     assert "EXTERNAL_UNTRUSTED_CONTENT" in fetch["text"]
 
     assert cli("session", "show", LIN) == 0
@@ -137,12 +137,12 @@ def test_their_sessions_in_session_search(
         assert cli("search", query, "--source", "sessions", "--json") == 0
         data = json.loads(capsys.readouterr().out)
         assert digest(openclaw_home) == before
-    found = data["results"] + data["near_misses"]
+    found = data["results"] + data["nearMisses"]
     best = max(found, key=lambda h: h["score"])
-    lin = best["session_id"]
+    lin = best["sessionId"]
     assert best["path"] == f"sessions/openclaw/{lin}.jsonl" and best["source"] == "sessions"
     assert cli("session", "show", lin, "--json") == 0  # the id a hit names opens the session
-    assert json.loads(capsys.readouterr().out)["summary"]["session_key"] == LIN
+    assert json.loads(capsys.readouterr().out)["summary"]["sessionKey"] == LIN
     assert cli("search", query, "--source", "sessions", "--explain") == 0
     out = capsys.readouterr().out
     assert "[OpenClaw session transcript]" in out
@@ -162,10 +162,10 @@ def test_forget_an_openclaw_session_removes_what_clawmem_derived(
     def sam_hits() -> set[str]:
         assert cli("search", "payments API is degraded", "--source", "sessions", "--json") == 0
         data = json.loads(capsys.readouterr().out)
-        return {h["session_id"] for h in data["results"] + data["near_misses"]}
+        return {h["sessionId"] for h in data["results"] + data["nearMisses"]}
 
     assert cli("session", "show", SAM, "--json") == 0
-    sam = json.loads(capsys.readouterr().out)["summary"]["session_id"]
+    sam = json.loads(capsys.readouterr().out)["summary"]["sessionId"]
     assert sam in sam_hits()
     assert cli("forget", "--session", SAM, "--dry-run", "--json") == 0
     plan = json.loads(capsys.readouterr().out)
@@ -248,4 +248,4 @@ def test_default_home_and_a_command_right_after_the_flag(
 ) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("OPENCLAW_STATE_DIR", str(state(openclaw_home)))
     assert main(["--home", str(home), "--openclaw", "status", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["openclaw"]["state_dir"] == str(state(openclaw_home))
+    assert json.loads(capsys.readouterr().out)["openclaw"]["stateDir"] == str(state(openclaw_home))

@@ -36,13 +36,13 @@ def test_candidates_json_has_openclaws_beside_clawmems(
     assert data["candidates"] == []  # clawmem's own: no searches recorded yet
     theirs = data["openclaw"]
     assert [c["explanation"]["key"] for c in theirs["candidates"]] == list(KEYS)
-    assert [c["explanation"]["recall_count"] for c in theirs["candidates"]] == [3, 1, 1]
-    assert [c["held_back_by"] for c in theirs["candidates"]] == [
+    assert [c["explanation"]["recallCount"] for c in theirs["candidates"]] == [3, 1, 1]
+    assert [c["heldBackBy"] for c in theirs["candidates"]] == [
         ["score"],
         ["signals", "unique-queries", "score"],
         ["signals", "unique-queries", "score"],
     ]
-    assert theirs["would_promote"] == [] and theirs["promote_command"] == "openclaw memory promote --apply"
+    assert theirs["wouldPromote"] == [] and theirs["promoteCommand"] == "openclaw memory promote --apply"
     assert digest(openclaw_home) == before
 
 
@@ -65,7 +65,7 @@ def test_explain_json_names_the_failing_gate(
     e = c["explanation"]
     assert e["key"] == key and e["status"] == "below-gates"
     failing = [g["name"] for g in e["gates"] if not g["passed"]]
-    assert failing == c["held_back_by"] and "score" in failing
+    assert failing == c["heldBackBy"] and "score" in failing
     assert set(e["components"]) == {"frequency", "relevance", "diversity", "recency", "consolidation", "conceptual"}
     assert digest(openclaw_home) == before
 
@@ -99,5 +99,5 @@ def test_a_state_db_without_the_store_refuses_dream_commands_only(
         line = one_line_error(capsys.readouterr().err)
         assert "table plugin_state_entries has no column value_json" in line
     assert cli("session", "list", "--json") == 0  # the rest still works
-    assert len(json.loads(capsys.readouterr().out)["openclaw_sessions"]) == 3
+    assert len(json.loads(capsys.readouterr().out)["openclawSessions"]) == 3
     assert digest(openclaw_home) == before

@@ -40,13 +40,13 @@ def test_intent_list_marks_openclaw_intents(cli, capsys: pytest.CaptureFixture[s
     assert cli("intent", "list", "--json") == 0
     data = json.loads(capsys.readouterr().out)
     assert data["intents"] == []
-    (theirs,) = data["openclaw_intents"]
+    (theirs,) = data["openclawIntents"]
     assert (theirs["id"], theirs["source"], theirs["status"]) == (INTENT, "openclaw", "fired")
-    assert (theirs["fire_count"], theirs["max_fires"], theirs["fires_left"]) == (1, 3, 2)
+    assert (theirs["fireCount"], theirs["maxFires"], theirs["firesLeft"]) == (1, 3, 2)
     assert (theirs["keywords"], theirs["sender"], theirs["channel"]) == (["office"], "1001", "telegram")
-    assert theirs["source_session_id"] == "b08e3850-fc5d-4228-946a-cf39c50f235f"
+    assert theirs["sourceSessionId"] == "b08e3850-fc5d-4228-946a-cf39c50f235f"
     assert cli("intent", "list", "--status", "armed", "--json") == 0
-    assert json.loads(capsys.readouterr().out)["openclaw_intents"] == []
+    assert json.loads(capsys.readouterr().out)["openclawIntents"] == []
 
 
 def test_intent_show_finds_the_openclaw_intent(cli, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
@@ -69,7 +69,7 @@ def test_match_simulates_and_changes_nothing(cli, capsys: pytest.CaptureFixture[
     assert cli("intent", "match", "office", "--channel", "telegram", "--sender", "1001", "--apply") == 0
     capsys.readouterr()
     assert cli("intent", "list", "--json") == 0
-    assert json.loads(capsys.readouterr().out)["openclaw_intents"][0]["fire_count"] == 1
+    assert json.loads(capsys.readouterr().out)["openclawIntents"][0]["fireCount"] == 1
     assert digest(openclaw_home) == before
 
 
@@ -94,10 +94,10 @@ def test_job_list_shows_the_three_cron_jobs(cli, capsys: pytest.CaptureFixture[s
     assert cli("job", "list", "--json") == 0
     data = json.loads(capsys.readouterr().out)
     assert data["jobs"] == []
-    theirs = data["openclaw_jobs"]
+    theirs = data["openclawJobs"]
     assert [j["name"] for j in theirs] == JOBS
-    assert all(j["enabled"] and j["last_run_at"] is None and j["source"] == "openclaw" for j in theirs)
-    assert theirs[0]["next_run_at"] == "2026-12-06T03:00:00+00:00"
+    assert all(j["enabled"] and j["lastRunAt"] is None and j["source"] == "openclaw" for j in theirs)
+    assert theirs[0]["nextRunAt"] == "2026-12-06T03:00:00+00:00"
 
 
 def test_job_list_puts_clawmems_jobs_first(cli, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
@@ -112,7 +112,7 @@ def test_job_list_puts_clawmems_jobs_first(cli, capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert out.index("Pack the tea") < out.index("◆ OpenClaw's scheduled jobs")
     assert cli("job", "list", "--status", "done", "--json") == 0
-    assert json.loads(capsys.readouterr().out)["openclaw_jobs"] == []
+    assert json.loads(capsys.readouterr().out)["openclawJobs"] == []
 
 
 def test_a_refused_table_fails_alone(cli, capsys: pytest.CaptureFixture[str], openclaw_home: Path) -> None:  # type: ignore[no-untyped-def]

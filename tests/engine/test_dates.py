@@ -147,9 +147,9 @@ def test_cli_json_and_explain_show_the_dates(diary_engine: MemoryEngine, capsys:
     base = ["--home", str(s.home), "--workspace", str(s.workspace)]
     assert main([*base, "search", "deploy pipeline on August 20", "--json", "--min-score", "0"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["dates"] == ["2026-08-20 (August 20)"] and out["dated_diaries"] == 1
+    assert out["dates"] == ["2026-08-20 (August 20)"] and out["datedDiaries"] == 1
     first = next(h for h in out["results"] if h["path"] == "memory/2026-08-20.md")
-    assert first["breakdown"]["date_match"] == 1.0
+    assert first["breakdown"]["dateMatch"] == 1.0
     assert main([*base, "search", "deploy pipeline on August 20", "--explain", "--min-score", "0"]) == 0
     text = capsys.readouterr().out
     assert "dates: 2026-08-20 (August 20) · 1 diary of them" in text

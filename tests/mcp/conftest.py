@@ -4,6 +4,7 @@ real subprocess (``clawmem … mcp``), and the SDK's own client over stdio or st
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -96,9 +97,25 @@ def raw_post(url: str, token: str | None = None) -> httpx2.Response:
 
 
 def structured(result: Any) -> dict[str, Any]:
+    """A tool's structured result, checked for the one naming convention (engine/json_form.py):
+    no key the code named is snake_case (keys that are data, paths and the like, may be anything)."""
     assert not result.is_error, result.content[0].text
     assert result.structured_content is not None
-    return dict(result.structured_content)
+    data = dict(result.structured_content)
+    assert snake_keys(data) == []
+    return data
+
+
+SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")
+
+
+def snake_keys(value: Any, where: str = "") -> list[str]:
+    if isinstance(value, dict):
+        own = [f"{where}.{k}" for k in value if SNAKE.match(str(k)) and "/" not in str(k)]
+        return own + [w for k, v in value.items() for w in snake_keys(v, f"{where}.{k}")]
+    if isinstance(value, list):
+        return [w for i, v in enumerate(value) for w in snake_keys(v, f"{where}[{i}]")]
+    return []
 
 
 def error_text(result: Any) -> str:
