@@ -97,17 +97,11 @@ class _Desc:
         return isinstance(other, _Desc) and self.value == other.value
 
 
-def select_daily_notes(
-    memory_dir: Path,
-    *,
-    days: int,
-    local_today: str,
-    utc_today: str,
-    read: Callable[[str], str | None],
-    skip_reason: Callable[[Path], str | None],
-) -> DailySelection:
-    """Apply OpenClaw's startup selection. ``read(rel)`` returns a note's text or None when the
-    startup reader would refuse it; ``skip_reason(path)`` says why."""
+def _scanned_days(days: int, local_today: str, utc_today: str) -> tuple[list[str], list[str]]:
+    """Step 1: the local days that may be selected, newest first, and every day whose notes are scanned.
+
+    The scanned days add yesterday with a 1-day setting, and the UTC day when it differs from the local day.
+    """
     scan = min(SELECTION_DAYS_CAP, max(1, int(days)))
     local_days = [shift_day(local_today, -i) for i in range(scan)]
     yesterday = shift_day(local_today, -1)
@@ -116,7 +110,19 @@ def select_daily_notes(
         target.append(yesterday)
     if utc_today != local_today and utc_today not in target:
         target.append(utc_today)
+    return local_days, target
 
+
+def _notes_by_day(
+    memory_dir: Path,
+    target: list[str],
+    read: Callable[[str], str | None],
+    skip_reason: Callable[[Path], str | None],
+) -> dict[str, list[DailyNote]]:
+    """Step 2: the dated notes directly in ``memory/`` on the scanned days (regular files only), in name order.
+
+    Each note is read once, to know whether the startup reader can use it and whether it is a session summary.
+    """
     by_day: dict[str, list[DailyNote]] = {d: [] for d in target}
     try:
         entries = sorted(os.scandir(memory_dir), key=lambda e: e.name) if memory_dir.is_dir() else []
@@ -150,6 +156,19 @@ def select_daily_notes(
                 reason,
             )
         )
+    return by_day
+
+
+def _group_priority(pair: tuple[int, DailyNote]) -> tuple[object, ...]:
+    """groupStartupPathsByDay's sort key for one (listed position, note) pair."""
+    i, n = pair
+    if n.session_summary:
+        return (0, -n.mtime_ms, n.canonical, _Desc(_name_key(n.rel)), i)
+    return (1 if n.canonical else 2, 0.0, False, _Desc(("", "")), i)
+
+
+def _order_within_days(by_day: dict[str, list[DailyNote]]) -> dict[str, list[DailyNote]]:
+    """Step 3: each day's notes in load order — OpenClaw sorts twice, and both sorts are kept."""
     # listRecentDailyMemoryFiles: canonical first, then newest, then by name.
     for notes in by_day.values():
         notes.sort(key=lambda n: (not n.canonical, -n.mtime_ms, _name_key(n.name)))
@@ -157,18 +176,21 @@ def select_daily_notes(
     # then the canonical note, then the rest in the order above.
     ordered: dict[str, list[DailyNote]] = {}
     for d, notes in by_day.items():
+        ordered[d] = [n for _, n in sorted(enumerate(notes), key=_group_priority)]
+    return ordered
 
-        def prio(pair: tuple[int, DailyNote]) -> tuple[object, ...]:
-            i, n = pair
-            if n.session_summary:
-                return (0, -n.mtime_ms, n.canonical, _Desc(_name_key(n.rel)), i)
-            return (1 if n.canonical else 2, 0.0, False, _Desc(("", "")), i)
 
-        ordered[d] = [n for _, n in sorted(enumerate(notes), key=prio)]
+def _has_readable(notes: list[DailyNote]) -> bool:
+    """A day is selected only when the startup reader can use at least one of its notes."""
+    return any(n.readable for n in notes)
 
-    def has_readable(notes: list[DailyNote]) -> bool:
-        return any(n.readable for n in notes)
 
+def _select_days(
+    ordered: dict[str, list[DailyNote]], *, days: int, local_days: list[str], local_today: str, utc_today: str
+) -> list[str]:
+    """Step 4: which days load, in order — today, the UTC boundary day, a 1-day setting's yesterday
+    (session summaries only), then the scanned local days newest first, until ``days`` are selected."""
+    yesterday = shift_day(local_today, -1)
     current = local_days[0]
     boundary = None
     if utc_today != local_today and (
@@ -176,27 +198,49 @@ def select_daily_notes(
     ):
         boundary = utc_today
     selected: list[str] = []
-    if ordered.get(current) and has_readable(ordered[current]):
+    if ordered.get(current) and _has_readable(ordered[current]):
         selected.append(current)
-    if boundary and boundary not in selected and has_readable(ordered.get(boundary, [])):
+    if boundary and boundary not in selected and _has_readable(ordered.get(boundary, [])):
         selected.append(boundary)
     if (
         days == 1
         and yesterday not in selected
         and not selected
-        and has_readable([n for n in ordered.get(yesterday, []) if n.session_summary])
+        and _has_readable([n for n in ordered.get(yesterday, []) if n.session_summary])
     ):
         selected.append(yesterday)
     for d in local_days:
         if len(selected) >= days:
             break
-        if d not in selected and ordered.get(d) and has_readable(ordered[d]):
+        if d not in selected and ordered.get(d) and _has_readable(ordered[d]):
             selected.append(d)
+    return selected
 
+
+def _interleave(ordered: dict[str, list[DailyNote]], selected: list[str]) -> list[str]:
+    """Step 5: the first note of every selected day, then the second of each, and so on."""
     paths: list[str] = []
     for offset in range(max((len(ordered[d]) for d in selected), default=0)):
         for d in selected:
             if offset < len(ordered[d]):
                 paths.append(ordered[d][offset].rel)
+    return paths
+
+
+def select_daily_notes(
+    memory_dir: Path,
+    *,
+    days: int,
+    local_today: str,
+    utc_today: str,
+    read: Callable[[str], str | None],
+    skip_reason: Callable[[Path], str | None],
+) -> DailySelection:
+    """Apply OpenClaw's startup selection. ``read(rel)`` returns a note's text or None when the
+    startup reader would refuse it; ``skip_reason(path)`` says why."""
+    local_days, target = _scanned_days(days, local_today, utc_today)
+    ordered = _order_within_days(_notes_by_day(memory_dir, target, read, skip_reason))
+    selected = _select_days(ordered, days=days, local_days=local_days, local_today=local_today, utc_today=utc_today)
+    paths = _interleave(ordered, selected)
     all_notes = tuple(n for d in target for n in ordered[d])
     return DailySelection(local_today, utc_today, tuple(target), tuple(selected), all_notes, tuple(paths))

@@ -38,11 +38,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from clawmem.engine.context import budget as cb
 from clawmem.engine.context.daily_startup import DailySelection, select_daily_notes
-from clawmem.engine.context.trigger_recall import STRONG_MATCH, MessageWords, PhraseScore, score_entry
+from clawmem.engine.context.trigger_recall import (
+    STRONG_MATCH,
+    Injection,
+    MessageWords,
+    PhraseScore,
+    TriggerScore,
+    inject,
+    score_entry,
+    source_line,
+)
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.store import context_rows
 from clawmem.engine.workspace.annotations import (
@@ -55,6 +64,7 @@ from clawmem.engine.workspace.names import CURATED_ROOT_FILES, MEMORY_FILE, USER
 
 if TYPE_CHECKING:
     from clawmem.engine.runtime import Runtime, Searcher
+    from clawmem.engine.search.types import SearchHit
 
 STARTUP_KINDS = ("private", "group", "cron", "subagent")  # what kind of session starts (docs/memory-core.md §6)
 BOOTSTRAP_ORDER = (
@@ -548,7 +558,39 @@ class ContextService:
             record=False,
         )
         words = MessageWords.of(message)
-        pool: dict[tuple[str, str, int, int], _Cand] = {}
+        pool = self._curated_pool(active)
+        _pool_search_hits(pool, response.results, active)
+        scored = _score_pool(pool, words)
+        strong = [x for x in scored if x.score.strong and x.cand.why is None]
+        top = strong[:TRIGGER_INJECTION_LIMIT]
+        injection = inject([x.line for x in top], TRIGGER_CONTEXT_MAX_CHARS)
+        spans = {x.cand.chunk_id: span for x, span in zip(top, injection.spans, strict=True)}
+        candidates = [_trigger_candidate(x, strong, injection, spans) for x in scored]
+        injected = tuple(x for x in candidates if x.outcome in ("injected", "partial"))
+        block = _trigger_block(injection.summary) if top else None
+        return TriggerPreview(
+            message=message,
+            message_words=tuple(sorted(words.words)),
+            active_projects=active,
+            threshold=STRONG_MATCH,
+            max_injected=TRIGGER_INJECTION_LIMIT,
+            budget_chars=TRIGGER_CONTEXT_MAX_CHARS,
+            candidates=tuple(candidates),
+            injected=injected,
+            has_strong_hit=bool(top),
+            summary=injection.summary,
+            block=block,
+            search_mode=response.mode,
+            warnings=response.warnings,
+        )
+
+    def _curated_pool(self, active: tuple[str, ...]) -> dict[_PoolKey, _Cand]:
+        """The curated rows whose triggers are set (MEMORY.md, USER.md), each judged eligible or not.
+
+        OpenClaw reads at most TRIGGER_CURATED_LIMIT of them; the eligible rows past that cap are
+        kept in the pool, marked as beyond it, so the preview shows what the cap left out.
+        """
+        pool: dict[_PoolKey, _Cand] = {}
         rows = context_rows.curated_trigger_rows(self.runtime.store.conn())
         passed = 0
         for row in rows:
@@ -575,125 +617,7 @@ class ContextService:
                 "curated",
                 why,
             )
-        for hit in response.results:
-            if hit.source != "memory":
-                continue
-            key = (hit.source, hit.path, hit.start_line, hit.end_line)
-            prev = pool.get(key)
-            keys = hit.project_keys
-            why = _ineligible(
-                hit.path, hit.source, hit.provenance.origin_class, keys, active, hit.status == "superseded"
-            )
-            pool[key] = _Cand(
-                hit.chunk_id,
-                hit.path,
-                hit.source,
-                hit.start_line,
-                hit.end_line,
-                hit.snippet,
-                "; ".join(hit.triggers),
-                keys,
-                hit.breakdown.importance,
-                hit.provenance.origin_class,
-                hit.status,
-                hit.score,
-                "both" if prev else "search",
-                why,
-            )
-        scored = []
-        for c in pool.values():
-            s = score_entry(c.triggers or None, c.score, words)
-            excerpt = strip_annotation_carriers(c.text).strip()
-            scored.append((c, s, excerpt, f"- {excerpt} (Source: {c.path}#L{c.start_line})"))
-        scored.sort(key=lambda x: (-x[1].match_score, x[0].path.casefold(), x[0].path, x[0].start_line))
-        strong = [x for x in scored if x[1].strong and x[0].why is None]
-        top = strong[:TRIGGER_INJECTION_LIMIT]
-        lines = [x[3] for x in top]
-        joined = "\n".join(lines)
-        summary = cb.truncate_u16(joined, TRIGGER_CONTEXT_MAX_CHARS)
-        cut_at = cb.u16len(summary)
-        offsets: dict[str, tuple[int, int]] = {}
-        pos = 0
-        for x in top:
-            n = cb.u16len(x[3])
-            offsets[x[0].chunk_id] = (pos, pos + n)
-            pos += n + 1
-        candidates: list[TriggerCandidate] = []
-        for c, s, excerpt, line in scored:
-            rank = next((i for i, x in enumerate(strong, 1) if x[0] is c), None)
-            injected_chars = 0
-            if c.why is not None:
-                outcome, reason = "ineligible", c.why
-            elif not c.triggers:
-                outcome, reason = "weak", "no trigger annotation"
-            elif not s.strong:
-                outcome, reason = "weak", f"match {s.match_score:.3f} < {STRONG_MATCH}"
-            elif rank is not None and rank > TRIGGER_INJECTION_LIMIT:
-                outcome, reason = "rank", f"strong hit #{rank}: only the top {TRIGGER_INJECTION_LIMIT} are injected"
-            else:
-                a, z = offsets[c.chunk_id]
-                injected_chars = max(0, min(z, cut_at) - a)
-                if injected_chars >= z - a:
-                    outcome, reason = "injected", f"strong hit #{rank}"
-                elif injected_chars > 0:
-                    outcome, reason = (
-                        "partial",
-                        (
-                            f"strong hit #{rank}: cut at the {TRIGGER_CONTEXT_MAX_CHARS:,}-char "
-                            f"limit ({injected_chars} of {z - a} chars)"
-                        ),
-                    )
-                else:
-                    outcome, reason = (
-                        "budget",
-                        (f"strong hit #{rank}: nothing left of the {TRIGGER_CONTEXT_MAX_CHARS:,}-char limit"),
-                    )
-            candidates.append(
-                TriggerCandidate(
-                    chunk_id=c.chunk_id,
-                    path=c.path,
-                    start_line=c.start_line,
-                    end_line=c.end_line,
-                    found_by=c.found_by,
-                    excerpt=excerpt,
-                    triggers=tuple(p for p in (c.triggers or "").split("; ") if p),
-                    project_keys=c.keys,
-                    importance=c.importance,
-                    origin_class=c.origin,
-                    status=c.status,
-                    retrieval_score=c.score,
-                    relevance=s.relevance,
-                    phrases=s.phrases,
-                    trigger_score=s.trigger_score,
-                    match_score=s.match_score,
-                    openclaw_match_score=s.openclaw_match_score,
-                    strong=s.strong,
-                    eligible=c.why is None,
-                    eligibility="eligible" if c.why is None else c.why,
-                    rank=rank,
-                    outcome=outcome,
-                    outcome_reason=reason,
-                    line=line,
-                    injected_chars=injected_chars,
-                )
-            )
-        injected = tuple(x for x in candidates if x.outcome in ("injected", "partial"))
-        block = _trigger_block(summary) if top else None
-        return TriggerPreview(
-            message=message,
-            message_words=tuple(sorted(words.words)),
-            active_projects=active,
-            threshold=STRONG_MATCH,
-            max_injected=TRIGGER_INJECTION_LIMIT,
-            budget_chars=TRIGGER_CONTEXT_MAX_CHARS,
-            candidates=tuple(candidates),
-            injected=injected,
-            has_strong_hit=bool(top),
-            summary=summary,
-            block=block,
-            search_mode=response.mode,
-            warnings=response.warnings,
-        )
+        return pool
 
 
 # --------------------------------------------------------------------------- helpers
@@ -717,6 +641,132 @@ class _Cand:
     score: float | None
     found_by: str
     why: str | None  # ineligible because …
+
+
+_PoolKey = tuple[str, str, int, int]  # (source, path, start line, end line)
+
+
+class _Scored(NamedTuple):
+    """One pooled candidate with its trigger score, its excerpt and the line that would inject it."""
+
+    cand: _Cand
+    score: TriggerScore
+    excerpt: str
+    line: str
+
+
+def _pool_search_hits(pool: dict[_PoolKey, _Cand], hits: Sequence[SearchHit], active: Sequence[str]) -> None:
+    """Add the lexical search's memory hits to the pool; a hit on a curated row replaces it, found by both.
+
+    Transcript hits are left out: the candidate pool is memory only (docs/memory-core.md §9).
+    """
+    for hit in hits:
+        if hit.source != "memory":
+            continue
+        key = (hit.source, hit.path, hit.start_line, hit.end_line)
+        prev = pool.get(key)
+        keys = hit.project_keys
+        why = _ineligible(hit.path, hit.source, hit.provenance.origin_class, keys, active, hit.status == "superseded")
+        pool[key] = _Cand(
+            hit.chunk_id,
+            hit.path,
+            hit.source,
+            hit.start_line,
+            hit.end_line,
+            hit.snippet,
+            "; ".join(hit.triggers),
+            keys,
+            hit.breakdown.importance,
+            hit.provenance.origin_class,
+            hit.status,
+            hit.score,
+            "both" if prev else "search",
+            why,
+        )
+
+
+def _score_pool(pool: dict[_PoolKey, _Cand], words: MessageWords) -> list[_Scored]:
+    """Every candidate scored against the message, in OpenClaw's order: best match first, then path and line."""
+    scored = []
+    for c in pool.values():
+        s = score_entry(c.triggers or None, c.score, words)
+        excerpt = strip_annotation_carriers(c.text).strip()
+        scored.append(_Scored(c, s, excerpt, source_line(excerpt, c.path, c.start_line)))
+    scored.sort(key=lambda x: (-x.score.match_score, x.cand.path.casefold(), x.cand.path, x.cand.start_line))
+    return scored
+
+
+def _trigger_outcome(
+    c: _Cand, s: TriggerScore, rank: int | None, injection: Injection, spans: dict[str, tuple[int, int]]
+) -> tuple[str, str, int]:
+    """What became of one candidate, why, and how many of its chars were injected.
+
+    Ineligible or weak candidates are never injected; of the strong ones only the top
+    TRIGGER_INJECTION_LIMIT are, and each of those goes in whole, in part or not at all
+    depending on what the TRIGGER_CONTEXT_MAX_CHARS cut leaves of its line.
+    """
+    if c.why is not None:
+        return "ineligible", c.why, 0
+    if not c.triggers:
+        return "weak", "no trigger annotation", 0
+    if not s.strong:
+        return "weak", f"match {s.match_score:.3f} < {STRONG_MATCH}", 0
+    if rank is not None and rank > TRIGGER_INJECTION_LIMIT:
+        return "rank", f"strong hit #{rank}: only the top {TRIGGER_INJECTION_LIMIT} are injected", 0
+    a, z = spans[c.chunk_id]
+    injected_chars = injection.kept((a, z))
+    if injected_chars >= z - a:
+        return "injected", f"strong hit #{rank}", injected_chars
+    if injected_chars > 0:
+        return (
+            "partial",
+            (
+                f"strong hit #{rank}: cut at the {TRIGGER_CONTEXT_MAX_CHARS:,}-char "
+                f"limit ({injected_chars} of {z - a} chars)"
+            ),
+            injected_chars,
+        )
+    return (
+        "budget",
+        (f"strong hit #{rank}: nothing left of the {TRIGGER_CONTEXT_MAX_CHARS:,}-char limit"),
+        injected_chars,
+    )
+
+
+def _trigger_candidate(
+    x: _Scored, strong: Sequence[_Scored], injection: Injection, spans: dict[str, tuple[int, int]]
+) -> TriggerCandidate:
+    """One scored candidate as the preview explains it: its rank among the strong eligible hits and its outcome."""
+    c, s, excerpt, line = x
+    rank = next((i for i, y in enumerate(strong, 1) if y.cand is c), None)
+    outcome, reason, injected_chars = _trigger_outcome(c, s, rank, injection, spans)
+    return TriggerCandidate(
+        chunk_id=c.chunk_id,
+        path=c.path,
+        start_line=c.start_line,
+        end_line=c.end_line,
+        found_by=c.found_by,
+        excerpt=excerpt,
+        triggers=tuple(p for p in (c.triggers or "").split("; ") if p),
+        project_keys=c.keys,
+        importance=c.importance,
+        origin_class=c.origin,
+        status=c.status,
+        retrieval_score=c.score,
+        relevance=s.relevance,
+        phrases=s.phrases,
+        trigger_score=s.trigger_score,
+        match_score=s.match_score,
+        openclaw_match_score=s.openclaw_match_score,
+        strong=s.strong,
+        eligible=c.why is None,
+        eligibility="eligible" if c.why is None else c.why,
+        rank=rank,
+        outcome=outcome,
+        outcome_reason=reason,
+        line=line,
+        injected_chars=injected_chars,
+    )
 
 
 def _keys(project_key: str | None) -> tuple[str, ...]:

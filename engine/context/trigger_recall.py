@@ -8,7 +8,9 @@ OpenClaw (``extensions/active-memory/trigger-recall.ts``):
 - a phrase with one word scores 0.85 when the message has that word, else 0; a longer phrase
   scores ``coverage·0.8 + min(1, overlap/2)·0.2`` where ``overlap`` is how many of its distinct
   words the message has and ``coverage = overlap / words`` (0 when nothing overlaps);
-- match = ``0.8·best phrase + 0.2·clamp(retrieval score, 0, 1)``; strong at ≥ 0.65.
+- match = ``0.8·best phrase + 0.2·clamp(retrieval score, 0, 1)``; strong at ≥ 0.65;
+- the top strong hits are injected as ``- <text> (Source: path#L<n>)`` lines, cut together at a
+  char budget (:func:`inject`).
 
 **CJK (clawmem's rule).** Chinese and Japanese have no spaces, so the regex turns a whole
 sentence into one "word": OpenClaw never finds ``杭州`` in ``周末去杭州的车票订好了吗`` (the only
@@ -21,9 +23,10 @@ OpenClaw's own score so the difference is visible.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from clawmem.engine.context.budget import u16len
+from clawmem.engine.context.budget import truncate_u16, u16len
 from clawmem.engine.search.tokens import is_cjk_char
 
 STRONG_MATCH = 0.65
@@ -120,3 +123,36 @@ def score_entry(triggers: str | None, retrieval_score: float | None, message: Me
     match = best * PHRASE_WEIGHT + relevance * RELEVANCE_WEIGHT if triggers else 0.0
     match_oc = best_oc * PHRASE_WEIGHT + relevance * RELEVANCE_WEIGHT if triggers else 0.0
     return TriggerScore(phrases, best, relevance, match, match_oc, match >= STRONG_MATCH)
+
+
+def source_line(excerpt: str, path: str, start_line: int) -> str:
+    """One injected line as OpenClaw writes it: ``- <text> (Source: path#L<n>)`` (docs/memory-core.md §9)."""
+    return f"- {excerpt} (Source: {path}#L{start_line})"
+
+
+@dataclass(frozen=True)
+class Injection:
+    """The injected lines after the char-budget cut, and where each line sat before the cut."""
+
+    summary: str  # the lines joined by newlines, cut at the budget
+    spans: tuple[tuple[int, int], ...]  # each line's [start, end) in the joined text, UTF-16 units
+
+    def kept(self, span: tuple[int, int]) -> int:
+        """How many UTF-16 units of the line at ``span`` survive the cut."""
+        a, z = span
+        return max(0, min(z, u16len(self.summary)) - a)
+
+
+def inject(lines: Sequence[str], max_chars: int) -> Injection:
+    """The top strong hits' lines, joined and cut at ``max_chars`` UTF-16 units (never half a surrogate pair).
+
+    The spans let each hit say whether it went in whole, in part, or not at all.
+    """
+    summary = truncate_u16("\n".join(lines), max_chars)
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for line in lines:
+        n = u16len(line)
+        spans.append((pos, pos + n))
+        pos += n + 1
+    return Injection(summary, tuple(spans))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from clawmem.engine.config import DreamingSettings
 from clawmem.engine.dreaming.eligibility import is_session_derived, origin_blocked, session_blocked
@@ -79,15 +79,26 @@ def effective_origin(row: RecallRow, file_origin: str | None) -> str:
     return least_trusted(row.origin_class, file_origin) if file_origin else row.origin_class
 
 
-def explain_entry(
-    row: RecallRow,
-    settings: DreamingSettings,
-    now_ms: int,
-    *,
-    rejection: RejectionRow | None = None,
-    file_origin: str | None = None,
-) -> CandidateExplanation:
-    """Components, score and every gate of one entry (rank and the limit are set by :func:`rank`)."""
+@dataclass(frozen=True)
+class _Scored:
+    """The score of one entry and every number it is made of (shown in full by `dream explain`)."""
+
+    avg: float
+    age: float
+    components: Components
+    weighted: Components
+    light: float
+    rem: float
+    boost: float
+    score: float
+
+
+def _score(row: RecallRow, settings: DreamingSettings, now_ms: int) -> _Scored:
+    """The six components, their weighted shares and the light/REM boost, summed into the clamped score.
+
+    Kept apart from the gates because the score is computed for every entry, excluded or not:
+    `dream explain` shows it either way.
+    """
     signals = row.signal_count
     uq = len(row.user_query_hashes)
     avg = clamp(row.total_score / max(1, signals)) if signals > 0 else 0.0
@@ -105,8 +116,14 @@ def explain_entry(
     rem = _boost(row.rem_hits, row.last_rem_at, now_ms, REM_BOOST_MAX)
     boost = clamp(light + rem)
     score = clamp(sum(getattr(weighted, f) for f in _FIELDS) + boost)
-    origin = effective_origin(row, file_origin)
+    return _Scored(avg, age, comps, weighted, light, rem, boost, score)
 
+
+def _exclusion_gates(row: RecallRow, origin: str) -> list[GateCheck]:
+    """The gates that exclude an entry before ranking: short-term path, origin, session, snippet.
+
+    A failure here makes the entry "excluded" whatever its score or history.
+    """
     gates: list[GateCheck] = []
     short = is_short_term_path(row.path)
     gates.append(
@@ -150,8 +167,17 @@ def explain_entry(
             "the snippet is dreaming output or has no content" if bad_snippet else "real content",
         )
     )
+    return gates
+
+
+def _history_gates(row: RecallRow, rejection: RejectionRow | None) -> list[GateCheck]:
+    """What already happened to the entry: promoted before, or rejected and not yet given new signals.
+
+    The "rejected" gate exists only when there is a rejection; it holds until the entry gains signals.
+    """
+    signals = row.signal_count
     promoted = row.promoted_at is not None
-    gates.append(
+    gates = [
         GateCheck(
             "promoted",
             not promoted,
@@ -159,7 +185,7 @@ def explain_entry(
             "not yet promoted",
             f"already promoted on {(iso_ms(row.promoted_at) or '')[:10]}" if promoted else "not promoted yet",
         )
-    )
+    ]
     held = rejection is not None and signals <= rejection.signal_count
     if rejection is not None:
         gates.append(
@@ -177,7 +203,17 @@ def explain_entry(
                 else f"rejected before, but gained signals ({rejection.signal_count} → {signals})",
             )
         )
-    gates.append(
+    return gates
+
+
+def _threshold_gates(row: RecallRow, settings: DreamingSettings, age: float, score: float) -> list[GateCheck]:
+    """The configured minimums an entry must reach (docs/memory-core.md §5 Ranking).
+
+    signals ≥ minRecallCount, unique interactive queries ≥ minUniqueQueries, age ≤ maxAgeDays, score ≥ minScore.
+    """
+    signals = row.signal_count
+    uq = len(row.user_query_hashes)
+    return [
         GateCheck(
             "signals",
             signals >= settings.deep_min_recall_count,
@@ -185,48 +221,65 @@ def explain_entry(
             f"≥ {settings.deep_min_recall_count}",
             f"{signals} signals of {settings.deep_min_recall_count} needed "
             f"(recalls {row.recall_count} + daily {row.daily_count} + grounded {row.grounded_count})",
-        )
-    )
-    gates.append(
+        ),
         GateCheck(
             "unique-queries",
             uq >= settings.deep_min_unique_queries,
             str(uq),
             f"≥ {settings.deep_min_unique_queries}",
             f"{uq} unique queries of {settings.deep_min_unique_queries} needed",
-        )
-    )
-    gates.append(
+        ),
         GateCheck(
             "age",
             age <= settings.deep_max_age_days,
             f"{age:.1f} days",
             f"≤ {settings.deep_max_age_days:g} days",
             f"last recalled {age:.1f} days ago, {settings.deep_max_age_days:g} allowed",
-        )
-    )
-    gates.append(
+        ),
         GateCheck(
             "score",
             score >= settings.deep_min_score,
             f"{score:.3f}",
             f"≥ {settings.deep_min_score:g}",
             f"score {score:.3f} of {settings.deep_min_score:g} needed",
-        )
-    )
+        ),
+    ]
 
+
+def _verdict(gates: Sequence[GateCheck], score: float, settings: DreamingSettings) -> tuple[str, str]:
+    """The status and its one plain reason, by precedence: excluded, promoted, rejected, below gates, promotable."""
     excluded = [g for g in gates if g.name in ("short-term-path", "origin", "session", "snippet") and not g.passed]
     below = [g for g in gates if g.name in ("signals", "unique-queries", "age", "score") and not g.passed]
+    promoted = any(g.name == "promoted" and not g.passed for g in gates)
+    held = any(g.name == "rejected" and not g.passed for g in gates)
     if excluded:
-        status, reason = "excluded", excluded[0].detail
-    elif promoted:
-        status, reason = "promoted", next(g.detail for g in gates if g.name == "promoted")
-    elif held:
-        status, reason = "rejected", next(g.detail for g in gates if g.name == "rejected")
-    elif below:
-        status, reason = "below-gates", "; ".join(g.detail for g in below)
-    else:
-        status, reason = "promotable", f"passes every gate (score {score:.3f} ≥ {settings.deep_min_score:g})"
+        return "excluded", excluded[0].detail
+    if promoted:
+        return "promoted", next(g.detail for g in gates if g.name == "promoted")
+    if held:
+        return "rejected", next(g.detail for g in gates if g.name == "rejected")
+    if below:
+        return "below-gates", "; ".join(g.detail for g in below)
+    return "promotable", f"passes every gate (score {score:.3f} ≥ {settings.deep_min_score:g})"
+
+
+def explain_entry(
+    row: RecallRow,
+    settings: DreamingSettings,
+    now_ms: int,
+    *,
+    rejection: RejectionRow | None = None,
+    file_origin: str | None = None,
+) -> CandidateExplanation:
+    """Components, score and every gate of one entry (rank and the limit are set by :func:`rank`)."""
+    s = _score(row, settings, now_ms)
+    origin = effective_origin(row, file_origin)
+    gates = [
+        *_exclusion_gates(row, origin),
+        *_history_gates(row, rejection),
+        *_threshold_gates(row, settings, s.age, s.score),
+    ]
+    status, reason = _verdict(gates, s.score, settings)
     return CandidateExplanation(
         key=row.entry_key,
         path=row.path,
@@ -238,22 +291,22 @@ def explain_entry(
         recall_count=row.recall_count,
         daily_count=row.daily_count,
         grounded_count=row.grounded_count,
-        signal_count=signals,
-        unique_queries=uq,
+        signal_count=row.signal_count,
+        unique_queries=len(row.user_query_hashes),
         recall_days=row.recall_days,
         concept_tags=row.concept_tags,
-        avg_score=avg,
+        avg_score=s.avg,
         max_score=clamp(row.max_score),
-        age_days=age,
-        components=comps,
+        age_days=s.age,
+        components=s.components,
         weights=WEIGHTS,
-        weighted=weighted,
+        weighted=s.weighted,
         light_hits=row.light_hits,
         rem_hits=row.rem_hits,
-        light_boost=light,
-        rem_boost=rem,
-        phase_boost=boost,
-        score=score,
+        light_boost=s.light,
+        rem_boost=s.rem,
+        phase_boost=s.boost,
+        score=s.score,
         gates=tuple(gates),
         status=status,
         reason=reason,

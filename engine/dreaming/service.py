@@ -16,7 +16,7 @@ import threading
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
@@ -58,6 +58,8 @@ from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
 from clawmem.engine.workspace.writes import MISSING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import apsw
     from clawmem.engine.runtime import Reindexer, Runtime
 
@@ -93,6 +95,51 @@ def parse_at(text: str) -> tuple[int, int]:
     if not (0 <= hour <= 23 and 0 <= minute <= 59):
         raise ClawmemError(f"--at needs a time as HH:MM (24-hour), got {text!r}")
     return hour, minute
+
+
+@dataclass
+class _Cycle:
+    """What one cycle's phases produced (None: the phase did not run), for DREAMS.md, the run row and the result."""
+
+    ingested: int = 0
+    light: LightReport | None = None
+    rem: RemReport | None = None
+    deep: DeepReport | None = None
+    proposal: Proposal | None = None
+    applied: ApplyResult | None = None
+    held: dict[str, int] = field(default_factory=dict)
+
+
+def _operations(
+    plan: consolidate.Plan, explained: dict[str, CandidateExplanation], chunks: dict[str, tuple[int, int, str]]
+) -> tuple[Operation, ...]:
+    """The plan's operations as the review queue keeps them: each with its candidate's ranking and the chunk
+    it was read from, so applying can re-check that the source did not change."""
+    return tuple(
+        Operation(
+            action=op.action,
+            candidate_key=op.candidate.key,
+            path=op.candidate.path,
+            start_line=op.candidate.start_line,
+            end_line=op.candidate.end_line,
+            snippet=op.candidate.snippet,
+            score=op.candidate.score,
+            components=explained[op.candidate.key].components,
+            signal_count=op.candidate.signal_count,
+            recall_count=op.candidate.recall_count,
+            unique_queries=explained[op.candidate.key].unique_queries,
+            avg_score=op.candidate.avg_score,
+            result_entry=op.result_entry,
+            prior_entries=op.prior_entries,
+            lineage_key=op.lineage_key,
+            project_key=op.candidate.project_key,
+            concept_tags=op.candidate.concept_tags,
+            chunk_start_line=chunks[op.candidate.key][0],
+            chunk_end_line=chunks[op.candidate.key][1],
+            chunk_snippet=chunks[op.candidate.key][2],
+        )
+        for op in plan.operations
+    )
 
 
 class DreamingService:
@@ -179,7 +226,8 @@ class DreamingService:
         progress: Progress,
         cancel: threading.Event | None,
     ) -> DreamRun:
-        cfg = self.config
+        """One cycle under the lock: ingestion, then each phase asked for unless ``cancel`` is set by then,
+        then DREAMS.md and the run row. The phases run in docs/memory-core.md §5 order."""
         conn = self._conn()
         workspace = self.runtime.workspace
         now = self._now_ms()
@@ -191,81 +239,123 @@ class DreamingService:
         def stopped() -> bool:
             return cancel is not None and cancel.is_set()
 
-        ingested = 0
+        cycle = _Cycle()
         if ("light" in phases or "rem" in phases) and not stopped():
             progress("ingest")
-            lookback = ingestion_lookback_days(max(cfg.light_lookback_days, cfg.rem_lookback_days))
-            daily = (
-                [f"memory/{p.name}" for p in (workspace / "memory").glob("*.md")]
-                if (workspace / "memory").is_dir()
-                else []
-            )
-            ingested = ingest_daily_notes(
-                conn,
-                workspace,
-                self.clock,
-                lookback_days=lookback,
-                limit=cfg.light_limit,
-                max_file_bytes=self.runtime.settings.index.max_file_bytes,
-                file_origin=self._file_origins(daily),
-            )
+            cycle.ingested = self._ingest()
         dreams = report.dreams_path(workspace)
         dreams_text = report.read_dreams(dreams)
 
-        light: LightReport | None = None
         rows_now = recall_rows.all_rows(conn)
         origins = self._file_origins({r.path for r in rows_now}) if ("light" in phases or "rem" in phases) else {}
         if "light" in phases and not stopped():
             progress("light")
-            light = run_light(
-                rows_now,
-                workspace=workspace,
-                now_ms=now,
-                lookback_days=cfg.light_lookback_days,
-                limit=cfg.light_limit,
-                dedupe_similarity=cfg.light_dedupe,
-                diary_entries=report.recent_diary_entries(dreams_text, 4),
-                file_origins=origins,
-                display=self._display,
-            )
-            with self.runtime.store.write() as c:
-                recall_rows.record_phase_hit(c, [s.key for s in light.staged], "light", now)
-
-        rem: RemReport | None = None
+            cycle.light = self._light(rows_now, origins, now, dreams_text)
         if "rem" in phases and not stopped():
             progress("rem")
-            rem, considered = run_rem(
-                recall_rows.all_rows(conn),
-                workspace=workspace,
-                now_ms=now,
-                lookback_days=cfg.rem_lookback_days,
-                limit=cfg.rem_limit,
-                min_strength=cfg.rem_min_pattern_strength,
-                file_origins=origins,
-                display=self._display,
-            )
-            with self.runtime.store.write() as c:
-                recall_rows.record_rem_considered(c, considered, now)
-                recall_rows.record_phase_hit(c, [t.key for t in rem.truths], "rem", now)
-
-        deep: DeepReport | None = None
-        proposal: Proposal | None = None
-        applied: ApplyResult | None = None
-        held: dict[str, int] = {}
+            cycle.rem = self._rem(origins, now)
         if "deep" in phases and not stopped():
             progress("deep")
-            deep, proposal = self._deep(run_id, now)
-            if proposal is not None and (apply if apply is not None else cfg.review == "auto"):
-                applied = self._apply(load(conn, proposal.id), log_history=False)
-                proposal = applied.proposal
-                warnings.extend(applied.warnings)
-            held = self._held_back()
-            deep = replace(deep, body_lines=tuple(self._deep_body(deep, proposal, applied, held)))
+            self._deep_phase(cycle, run_id, now, apply, warnings)
 
         progress("report")
-        diary = self._diary(light, rem, deep, proposal, applied, held)
+        diary = self._diary(cycle.light, cycle.rem, cycle.deep, cycle.proposal, cycle.applied, cycle.held)
+        self._write_dreams(dreams, now, diary, cycle, warnings)
+        finished = self._now_ms()
+        self._finish_run(run_id, finished, cycle)
+        return DreamRun(
+            id=run_id,
+            started_at=iso_ms(now) or "",
+            finished_at=iso_ms(finished) or "",
+            phases=phases,
+            trigger=trigger,
+            ingested=cycle.ingested,
+            light=cycle.light,
+            rem=cycle.rem,
+            deep=cycle.deep,
+            proposal=cycle.proposal,
+            applied=cycle.applied,
+            diary_entry=diary,
+            dreams_path=dreams.name,
+            warnings=tuple(warnings),
+        )
+
+    def _ingest(self) -> int:
+        """Record the recent daily notes' entries as recall signals, so Light and REM see them; returns how many."""
+        cfg = self.config
+        workspace = self.runtime.workspace
+        lookback = ingestion_lookback_days(max(cfg.light_lookback_days, cfg.rem_lookback_days))
+        daily = (
+            [f"memory/{p.name}" for p in (workspace / "memory").glob("*.md")] if (workspace / "memory").is_dir() else []
+        )
+        return ingest_daily_notes(
+            self._conn(),
+            workspace,
+            self.clock,
+            lookback_days=lookback,
+            limit=cfg.light_limit,
+            max_file_bytes=self.runtime.settings.index.max_file_bytes,
+            file_origin=self._file_origins(daily),
+        )
+
+    def _light(self, rows: list[RecallRow], origins: dict[str, str], now: int, dreams_text: str) -> LightReport:
+        """Light: stage the recent entries (deduplicated), and record a light hit on each staged one."""
+        cfg = self.config
+        light = run_light(
+            rows,
+            workspace=self.runtime.workspace,
+            now_ms=now,
+            lookback_days=cfg.light_lookback_days,
+            limit=cfg.light_limit,
+            dedupe_similarity=cfg.light_dedupe,
+            diary_entries=report.recent_diary_entries(dreams_text, 4),
+            file_origins=origins,
+            display=self._display,
+        )
+        with self.runtime.store.write() as c:
+            recall_rows.record_phase_hit(c, [s.key for s in light.staged], "light", now)
+        return light
+
+    def _rem(self, origins: dict[str, str], now: int) -> RemReport:
+        """REM: find the themes and truths over the recall store as Light left it, and record what it weighed
+        and a REM hit on each truth."""
+        cfg = self.config
+        rem, considered = run_rem(
+            recall_rows.all_rows(self._conn()),
+            workspace=self.runtime.workspace,
+            now_ms=now,
+            lookback_days=cfg.rem_lookback_days,
+            limit=cfg.rem_limit,
+            min_strength=cfg.rem_min_pattern_strength,
+            file_origins=origins,
+            display=self._display,
+        )
+        with self.runtime.store.write() as c:
+            recall_rows.record_rem_considered(c, considered, now)
+            recall_rows.record_phase_hit(c, [t.key for t in rem.truths], "rem", now)
+        return rem
+
+    def _deep_phase(self, cycle: _Cycle, run_id: str, now: int, apply: bool | None, warnings: list[str]) -> None:
+        """Deep, then the proposal applied at once when asked (or ``dreaming.review = "auto"``), then what is held
+        back below the gates and the phase's DREAMS.md lines."""
+        deep, proposal = self._deep(run_id, now)
+        applied: ApplyResult | None = None
+        if proposal is not None and (apply if apply is not None else self.config.review == "auto"):
+            applied = self._apply(load(self._conn(), proposal.id), log_history=False)
+            proposal = applied.proposal
+            warnings.extend(applied.warnings)
+        held = self._held_back()
+        cycle.deep = replace(deep, body_lines=tuple(self._deep_body(deep, proposal, applied, held)))
+        cycle.proposal, cycle.applied, cycle.held = proposal, applied, held
+
+    def _write_dreams(self, dreams: Path, now: int, diary: str, cycle: _Cycle, warnings: list[str]) -> None:
+        """DREAMS.md: the diary entry, each phase's block that ran, and Deep's consolidation history.
+
+        A concurrent edit of DREAMS.md is not overwritten: it becomes a warning.
+        """
+        light, rem, deep = cycle.light, cycle.rem, cycle.deep
         stamp = diary_date(now, self.clock.tz)
-        history = self._run_history(deep, proposal, applied) if deep is not None else None
+        history = self._run_history(deep, cycle.proposal, cycle.applied) if deep is not None else None
 
         def update(text: str) -> str:
             text = report.append_diary_entry(report.ensure_diary_section(text), stamp, diary)
@@ -286,10 +376,13 @@ class DreamingService:
             report.update_dreams(dreams, update)
         except ConflictError as exc:
             warnings.append(f"DREAMS.md was not updated: {exc}")
-        finished = self._now_ms()
+
+    def _finish_run(self, run_id: str, finished: int, cycle: _Cycle) -> None:
+        """Close the run row: the phases that ran, what each produced, and Deep's report lines."""
+        light, rem, deep, applied = cycle.light, cycle.rem, cycle.deep, cycle.applied
         done = tuple(name for name, ran in (("light", light), ("rem", rem), ("deep", deep)) if ran is not None)
         counts = {
-            "ingested": ingested,
+            "ingested": cycle.ingested,
             "light_staged": len(light.staged) if light else 0,
             "rem_themes": len(rem.themes) if rem else 0,
             "deep_candidates": len(deep.candidates) if deep else 0,
@@ -302,26 +395,10 @@ class DreamingService:
                 run_id,
                 finished,
                 counts,
-                proposal.id if proposal else None,
+                cycle.proposal.id if cycle.proposal else None,
                 "\n".join(deep.body_lines) if deep else "",
                 phases_done=done,
             )
-        return DreamRun(
-            id=run_id,
-            started_at=iso_ms(now) or "",
-            finished_at=iso_ms(finished) or "",
-            phases=phases,
-            trigger=trigger,
-            ingested=ingested,
-            light=light,
-            rem=rem,
-            deep=deep,
-            proposal=proposal,
-            applied=applied,
-            diary_entry=diary,
-            dreams_path=dreams.name,
-            warnings=tuple(warnings),
-        )
 
     def run_scheduled(self, at: str, *, phases: Sequence[str] = PHASES) -> ScheduledRun:
         """What a cron line calls: run once per day, at or after ``HH:MM`` local time.
@@ -358,6 +435,8 @@ class DreamingService:
         return ranked, {r.entry_key: r for r in rows}
 
     def _deep(self, run_id: str, now: int) -> tuple[DeepReport, Proposal | None]:
+        """Deep: rank, re-check and re-read each selected candidate, plan the MEMORY.md change, and propose it
+        when it changes the file. Entries the plan finds already in MEMORY.md are marked promoted."""
         cfg = self.config
         ranked, by_key = self._rank(now)
         passing = tuple(e for e in ranked if e.status in ("promotable", "beyond-limit"))
@@ -367,44 +446,14 @@ class DreamingService:
         explained: dict[str, CandidateExplanation] = {}
         chunks: dict[str, tuple[int, int, str]] = {}
         for e in selected:
-            row = by_key[e.key]
-            if not consolidation_eligible(e.path, e.origin_class, e.session_kind):
-                not_promoted.append(
-                    NotPromoted(e.key, "consolidation origin/session", "consolidation origin/session filter")
-                )
+            prepared = self._consolidation_candidate(e, by_key[e.key])
+            if isinstance(prepared, NotPromoted):
+                not_promoted.append(prepared)
                 continue
-            found = rehydrate(self.runtime.workspace, row.path, row.start_line, row.end_line, row.snippet)
-            if isinstance(found, RehydrationFailure):
-                not_promoted.append(NotPromoted(e.key, found.category, found.reason))
-                continue
-            if is_contaminated(found.snippet):
-                not_promoted.append(NotPromoted(e.key, "contamination", "contamination filter after rehydration"))
-                continue
-            focused = self._focus(row, found)
-            if focused is None:
-                not_promoted.append(
-                    NotPromoted(e.key, "source rehydration", "the chunk holds only headings or comments")
-                )
-                continue
+            candidate, chunk = prepared
             explained[e.key] = e
-            chunks[e.key] = (found.start_line, found.end_line, found.snippet)
-            candidates.append(
-                consolidate.Candidate(
-                    key=e.key,
-                    path=row.path,
-                    start_line=focused.start_line,
-                    end_line=focused.end_line,
-                    snippet=focused.text,
-                    score=e.score,
-                    signal_count=e.signal_count,
-                    recall_count=e.recall_count,
-                    avg_score=e.avg_score,
-                    concept_tags=concept_tags(focused.text, recall_rows.term_query_counts(self._conn(), e.key))
-                    or e.concept_tags,
-                    project_key=found.project_key or row.project_key,
-                    supersedes_key=_supersedes_in(found, focused),
-                )
-            )
+            chunks[e.key] = chunk
+            candidates.append(candidate)
         state = read_memory(self.runtime.workspace)
         plan = consolidate.plan(
             state.text,
@@ -421,31 +470,7 @@ class DreamingService:
                 for key in settled:
                     recall_rows.set_promoted(c, key, now, now)
         not_promoted += [NotPromoted(s.key, s.category, s.reason) for s in plan.skipped]
-        operations = tuple(
-            Operation(
-                action=op.action,
-                candidate_key=op.candidate.key,
-                path=op.candidate.path,
-                start_line=op.candidate.start_line,
-                end_line=op.candidate.end_line,
-                snippet=op.candidate.snippet,
-                score=op.candidate.score,
-                components=explained[op.candidate.key].components,
-                signal_count=op.candidate.signal_count,
-                recall_count=op.candidate.recall_count,
-                unique_queries=explained[op.candidate.key].unique_queries,
-                avg_score=op.candidate.avg_score,
-                result_entry=op.result_entry,
-                prior_entries=op.prior_entries,
-                lineage_key=op.lineage_key,
-                project_key=op.candidate.project_key,
-                concept_tags=op.candidate.concept_tags,
-                chunk_start_line=chunks[op.candidate.key][0],
-                chunk_end_line=chunks[op.candidate.key][1],
-                chunk_snippet=chunks[op.candidate.key][2],
-            )
-            for op in plan.operations
-        )
+        operations = _operations(plan, explained, chunks)
         proposal: Proposal | None = None
         if plan.content is not None and plan.content != state.text and plan.mode is not None:
             proposal = self._propose(run_id, now, state.sha256, state.text, plan, operations)
@@ -460,6 +485,38 @@ class DreamingService:
             body_lines=(),
         )
         return deep, proposal
+
+    def _consolidation_candidate(
+        self, e: CandidateExplanation, row: RecallRow
+    ) -> tuple[consolidate.Candidate, tuple[int, int, str]] | NotPromoted:
+        """One selected entry re-checked and re-read from its live file: what consolidation gets (the focused
+        lines) and the chunk they came from, or why it is not promoted after all."""
+        if not consolidation_eligible(e.path, e.origin_class, e.session_kind):
+            return NotPromoted(e.key, "consolidation origin/session", "consolidation origin/session filter")
+        found = rehydrate(self.runtime.workspace, row.path, row.start_line, row.end_line, row.snippet)
+        if isinstance(found, RehydrationFailure):
+            return NotPromoted(e.key, found.category, found.reason)
+        if is_contaminated(found.snippet):
+            return NotPromoted(e.key, "contamination", "contamination filter after rehydration")
+        focused = self._focus(row, found)
+        if focused is None:
+            return NotPromoted(e.key, "source rehydration", "the chunk holds only headings or comments")
+        candidate = consolidate.Candidate(
+            key=e.key,
+            path=row.path,
+            start_line=focused.start_line,
+            end_line=focused.end_line,
+            snippet=focused.text,
+            score=e.score,
+            signal_count=e.signal_count,
+            recall_count=e.recall_count,
+            avg_score=e.avg_score,
+            concept_tags=concept_tags(focused.text, recall_rows.term_query_counts(self._conn(), e.key))
+            or e.concept_tags,
+            project_key=found.project_key or row.project_key,
+            supersedes_key=_supersedes_in(found, focused),
+        )
+        return candidate, (found.start_line, found.end_line, found.snippet)
 
     def _display(self, row: RecallRow) -> str:
         """What DREAMS.md shows for an entry: the text promotion would write (matched lines, no

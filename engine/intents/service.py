@@ -55,7 +55,7 @@ import re
 import unicodedata
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -67,6 +67,7 @@ from clawmem.engine.store.intents_rows import IntentRow
 from clawmem.engine.times import local_minute
 
 if TYPE_CHECKING:
+    import apsw
     from clawmem.engine.runtime import Runtime
 
 STATUSES = INTENT_STATUSES
@@ -478,6 +479,122 @@ def blockers(
     return out, checks
 
 
+@dataclass(frozen=True)
+class _Message:
+    """One incoming message as a match sees it: its tokens and prefilter, where it came from, and when."""
+
+    prompt: str
+    tokens: tuple[str, ...]
+    query: str | None  # the FTS prefilter (spec step 2)
+    glob: str | None  # the CJK keyword GLOB, when the prompt has CJK
+    channel: str | None
+    sender: str | None
+    now_ms: int
+    tz: tzinfo
+
+
+@dataclass
+class _Scan:
+    """What walking the prefilter decided: the intents that fire, in injection order, and what it
+    passed over and how far it got — which the verdicts of the others need."""
+
+    max_n: int
+    max_chars: int
+    fired: list[StandingIntent] = field(default_factory=list)
+    matched_by: dict[str, str] = field(default_factory=dict)  # intent id -> the keyword that fired it
+    fired_rows: dict[str, IntentRow] = field(default_factory=dict)  # their rows before firing
+    evaluated: set[str] = field(default_factory=set)
+    budget: dict[str, str] = field(default_factory=dict)  # intent id -> why it did not fit the block
+    scanned: int = 0
+
+
+def _walk_prefilter(conn: apsw.Connection, msg: _Message, scan: _Scan) -> None:
+    """Spec step 2: walk the prefilter's candidates by (created_at, id), in pages of CANDIDATE_BATCH, at most
+    CANDIDATE_LIMIT of them, until max_injected intents fire."""
+    cursor: tuple[int, str] | None = None
+    while len(scan.fired) < scan.max_n and scan.scanned < CANDIDATE_LIMIT:
+        want = min(CANDIDATE_BATCH, CANDIDATE_LIMIT - scan.scanned)
+        page = rows.candidate_page(
+            conn,
+            fts_query=msg.query,
+            cjk_glob=msg.glob,
+            now_ms=msg.now_ms,
+            channel=msg.channel,
+            sender=msg.sender,
+            after=cursor,
+            limit=want,
+        )
+        if not page:
+            break
+        scan.scanned += len(page)
+        cursor = (page[-1].created_at, page[-1].id)
+        for candidate in page:
+            if len(scan.fired) >= scan.max_n:
+                break
+            _try_fire(conn, msg, scan, candidate)
+        if len(page) < want:
+            break
+
+
+def _try_fire(conn: apsw.Connection, msg: _Message, scan: _Scan, candidate: IntentRow) -> None:
+    """Spec steps 3 and 4 for one candidate: re-read and re-check it, and fire it only if the block still fits.
+
+    An intent that does not fit keeps its state and fire budget; the reason is kept for its verdict.
+    """
+    current = rows.get(conn, candidate.id)  # re-read and re-check (spec step 3)
+    if current is None:
+        return
+    scan.evaluated.add(current.id)
+    problems, checks = blockers(current, msg.tokens, msg.channel, msg.sender, msg.now_ms, msg.tz)
+    if problems:
+        return
+    count = current.fire_count + 1
+    status = "done" if count >= current.max_fires else "fired"
+    after = to_intent(replace(current, fire_count=count, last_fired_at=msg.now_ms, status=status), msg.now_ms)
+    block = render_block([*scan.fired, after])
+    if not fits([*scan.fired, after], scan.max_n, scan.max_chars):
+        scan.budget[current.id] = f"over budget: the block would be {js_length(block)} chars (limit {scan.max_chars})"
+        return
+    if rows.mark_fired(conn, current.id, fire_count=count, fired_at=msg.now_ms, status=status):
+        rows.insert_fire(
+            conn, current.id, fired_at=msg.now_ms, channel=msg.channel, sender=msg.sender, excerpt=excerpt(msg.prompt)
+        )
+        scan.fired.append(after)
+        scan.fired_rows[current.id] = current
+        scan.matched_by[current.id] = next(c.keyword for c in checks if c.matched)
+
+
+def _passed_over(row_id: str, scan: _Scan) -> list[tuple[str, str]]:
+    """Why an intent nothing blocks still did not fire: over budget, beyond the scan limit, or the
+    prefilter did not return it."""
+    if row_id in scan.budget:
+        return [("over_budget", scan.budget[row_id])]
+    if len(scan.fired) >= scan.max_n:
+        return [("over_budget", f"over budget: {scan.max_n} intents already fire for this message")]
+    if row_id not in scan.evaluated and scan.scanned >= CANDIDATE_LIMIT:
+        return [("not_scanned", f"not scanned: beyond the {CANDIDATE_LIMIT}-candidate limit")]
+    return [("prefilter", "not returned by the keyword prefilter")]
+
+
+def _verdicts(before: Sequence[IntentRow], msg: _Message, scan: _Scan) -> list[IntentVerdict]:
+    """Every intent's verdict, from its state before the match: the fired ones first, then the others."""
+    fired_ids = {i.id: i for i in scan.fired}
+    verdicts_fired: list[IntentVerdict] = []
+    verdicts_other: list[IntentVerdict] = []
+    for row in before:
+        intent = to_intent(row, msg.now_ms)
+        problems, checks = blockers(row, msg.tokens, msg.channel, msg.sender, msg.now_ms, msg.tz)
+        if row.id in fired_ids:
+            verdicts_fired.append(
+                IntentVerdict(intent, "fires", (), checks, scan.matched_by[row.id], fired_ids[row.id])
+            )
+            continue
+        if not problems:
+            problems = _passed_over(row.id, scan)
+        verdicts_other.append(IntentVerdict(intent, problems[0][0], tuple(p[1] for p in problems), checks, None, None))
+    return verdicts_fired + verdicts_other
+
+
 # --------------------------------------------------------------------------- service
 
 
@@ -724,87 +841,19 @@ class IntentService:
         tokens = prompt_tokens(prompt)
         query = fts_query(tokens)
         glob = CJK_GLOB if has_cjk(prompt) else None
-        tz = self._tz
+        msg = _Message(prompt, tokens, query, glob, chan, who, now_ms, self._tz)
 
-        fired: list[StandingIntent] = []
-        matched_by: dict[str, str] = {}
-        fired_rows: dict[str, IntentRow] = {}
-        evaluated: set[str] = set()
-        budget: dict[str, str] = {}
-        scanned = 0
+        scan = _Scan(max_n, max_chars)
         conn = self.runtime.store.conn()
         with rows.transaction(conn, commit=apply):
             swept = SweepResult(*rows.sweep(conn, now_ms))
             before = rows.all_rows(conn) if explain else []
-            cursor: tuple[int, str] | None = None
-            while len(fired) < max_n and scanned < CANDIDATE_LIMIT:
-                want = min(CANDIDATE_BATCH, CANDIDATE_LIMIT - scanned)
-                page = rows.candidate_page(
-                    conn,
-                    fts_query=query,
-                    cjk_glob=glob,
-                    now_ms=now_ms,
-                    channel=chan,
-                    sender=who,
-                    after=cursor,
-                    limit=want,
-                )
-                if not page:
-                    break
-                scanned += len(page)
-                cursor = (page[-1].created_at, page[-1].id)
-                for candidate in page:
-                    if len(fired) >= max_n:
-                        break
-                    current = rows.get(conn, candidate.id)  # re-read and re-check (spec step 3)
-                    if current is None:
-                        continue
-                    evaluated.add(current.id)
-                    problems, checks = blockers(current, tokens, chan, who, now_ms, tz)
-                    if problems:
-                        continue
-                    count = current.fire_count + 1
-                    status = "done" if count >= current.max_fires else "fired"
-                    after = to_intent(replace(current, fire_count=count, last_fired_at=now_ms, status=status), now_ms)
-                    block = render_block([*fired, after])
-                    if not fits([*fired, after], max_n, max_chars):
-                        budget[current.id] = (
-                            f"over budget: the block would be {js_length(block)} chars (limit {max_chars})"
-                        )
-                        continue
-                    if rows.mark_fired(conn, current.id, fire_count=count, fired_at=now_ms, status=status):
-                        rows.insert_fire(
-                            conn, current.id, fired_at=now_ms, channel=chan, sender=who, excerpt=excerpt(prompt)
-                        )
-                        fired.append(after)
-                        fired_rows[current.id] = current
-                        matched_by[current.id] = next(c.keyword for c in checks if c.matched)
-                if len(page) < want:
-                    break
+            _walk_prefilter(conn, msg, scan)
 
         if not explain:
-            before = list(fired_rows.values())
-        fired_ids = {i.id: i for i in fired}
-        verdicts_fired: list[IntentVerdict] = []
-        verdicts_other: list[IntentVerdict] = []
-        for row in before:
-            intent = to_intent(row, now_ms)
-            problems, checks = blockers(row, tokens, chan, who, now_ms, tz)
-            if row.id in fired_ids:
-                verdicts_fired.append(IntentVerdict(intent, "fires", (), checks, matched_by[row.id], fired_ids[row.id]))
-                continue
-            if not problems:
-                if row.id in budget:
-                    problems = [("over_budget", budget[row.id])]
-                elif len(fired) >= max_n:
-                    problems = [("over_budget", f"over budget: {max_n} intents already fire for this message")]
-                elif row.id not in evaluated and scanned >= CANDIDATE_LIMIT:
-                    problems = [("not_scanned", f"not scanned: beyond the {CANDIDATE_LIMIT}-candidate limit")]
-                else:
-                    problems = [("prefilter", "not returned by the keyword prefilter")]
-            verdicts_other.append(
-                IntentVerdict(intent, problems[0][0], tuple(p[1] for p in problems), checks, None, None)
-            )
+            before = list(scan.fired_rows.values())
+        verdicts = _verdicts(before, msg, scan)
+        fired = scan.fired
         injected = render_block(fired) if fired else None
         return MatchReport(
             prompt=prompt,
@@ -814,10 +863,10 @@ class IntentService:
             applied=apply,
             tokens=tokens,
             fired=tuple(fired),
-            verdicts=tuple(verdicts_fired + verdicts_other),
+            verdicts=tuple(verdicts),
             block=injected,
             block_chars=js_length(injected) if injected else 0,
-            scanned=scanned,
+            scanned=scan.scanned,
             swept=swept,
             max_injected=max_n,
             max_injected_chars=max_chars,

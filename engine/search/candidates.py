@@ -226,35 +226,55 @@ def embed_and_rank(
     return QueryVector(vec, embed_ms, top, (time.perf_counter() - t) * 1000)
 
 
-def gather(
+@dataclass
+class _KeywordSide:
+    """What the keyword side found while the query embeds: the hits, the query's concepts and the dated diaries."""
+
+    hits: list[KeywordHit]
+    probed: list[str]
+    skipped_probes: list[str]
+    concepts: list[str]
+    weights: dict[str, float]
+    dated: DatedDiaries
+    coverage_of: dict[str, float]
+
+
+@dataclass
+class _VectorSide:
+    """What the vector leg found: its candidates, the calibration, and the query vector for the later steps."""
+
+    cands: dict[str, Candidate]
+    calib: cal.Calibration
+    qvec: Vector | None
+    from_matrix: bool  # the query was ranked against the in-memory vectors
+
+
+def _start_embedding(
+    caches: SearchCaches, req: SearchRequest, vctx: VectorContext, query: str, window: int
+) -> tuple[Future[QueryVector], VectorMatrix | None]:
+    """Submit the query's embedding (and its ranking over the in-memory matrix, when there is one) to
+    the embedder's thread, so the keyword leg runs meanwhile."""
+    assert vctx.provider is not None
+    vm = vctx.matrix() if vctx.matrix is not None else None
+    return caches.embedder.submit(embed_and_rank, vctx.provider, query, vm, req.sources, window), vm
+
+
+def _keyword_side(
     conn: apsw.Connection,
     caches: SearchCaches,
     req: SearchRequest,
     policy: CandidatePolicy,
     now: datetime,
-    vctx: VectorContext,
+    query: str,
     *,
     tokenizer: str,
-    coverage: float,
     chunk_total: int,
-    embedding_active: bool,
-    warnings: Sequence[str],
-    started: float,
-) -> CandidatePool:
-    """Run the legs and merge what they found by chunk id."""
+) -> _KeywordSide:
+    """The keyword and path leg, the query's concepts and their weights, and the date leg's diaries.
+
+    With ``best_keyword_hits`` only the hits that cover most of the query go on.
+    """
     window = policy.window
-    timings: dict[str, float] = {}
-    query = req.query.strip()
-    notes = list(warnings)
-
-    semantic = vctx.provider is not None and vctx.model is not None and req.legs in ("hybrid", "vector")
-    embedding: Future[QueryVector] | None = None
-    vm: VectorMatrix | None = None
-    if semantic and coverage > 0:
-        assert vctx.provider is not None
-        vm = vctx.matrix() if vctx.matrix is not None else None
-        embedding = caches.embedder.submit(embed_and_rank, vctx.provider, query, vm, req.sources, window)
-
     keyword_hits: list[KeywordHit] = []
     probe_limit = policy.probe_limit
     probed: list[str] = []
@@ -288,62 +308,93 @@ def gather(
     coverage_of: dict[str, float] = {}
     if policy.best_keyword_hits and keyword_hits:
         keyword_hits = best_keyword_hits(keyword_hits, concepts, weights, window, coverage_of)
-    timings["keyword"] = (time.perf_counter() - started) * 1000
+    return _KeywordSide(keyword_hits, probed, skipped_probes, concepts, weights, dated, coverage_of)
 
-    # The query embedding runs on its own thread (llama.cpp computes outside the GIL). Meanwhile
-    # the keyword hits' share of what follows is done rather than waited for: their metadata,
-    # coverage, script and MMR tokens (cached per text). Calibrated scoring only: OpenClaw's
-    # has little to do per hit, and measured no faster for it.
-    meta: dict[str, q.ChunkMeta] = {}
-    if embedding is not None and keyword_hits and policy.prepare is not None:
-        meta = q.chunk_meta(conn, [h.id for h in keyword_hits])
-        for h in keyword_hits:
-            if h.has_body and h.id not in coverage_of:
-                coverage_of[h.id] = concept_coverage(concepts, h.text, weights)
-            policy.prepare(h.text)
-        if vctx.provider_key and vctx.provider is not None:  # their line vectors, read into the cache
-            line_matrices(caches, conn, list(meta.values()), vctx.provider_key, vctx.provider.dims)
 
-    cands: dict[str, Candidate] = {}
-    calib = cal.RAW
+def _prepare_keyword_hits(
+    conn: apsw.Connection, caches: SearchCaches, policy: CandidatePolicy, vctx: VectorContext, kw: _KeywordSide
+) -> dict[str, q.ChunkMeta]:
+    """The keyword hits' share of the scoring, done while the query embeds; returns their metadata.
+
+    The query embedding runs on its own thread (llama.cpp computes outside the GIL). Meanwhile
+    the keyword hits' share of what follows is done rather than waited for: their metadata,
+    coverage, script and MMR tokens (cached per text). Calibrated scoring only: OpenClaw's
+    has little to do per hit, and measured no faster for it.
+    """
+    assert policy.prepare is not None
+    meta = q.chunk_meta(conn, [h.id for h in kw.hits])
+    for h in kw.hits:
+        if h.has_body and h.id not in kw.coverage_of:
+            kw.coverage_of[h.id] = concept_coverage(kw.concepts, h.text, kw.weights)
+        policy.prepare(h.text)
+    if vctx.provider_key and vctx.provider is not None:  # their line vectors, read into the cache
+        line_matrices(caches, conn, list(meta.values()), vctx.provider_key, vctx.provider.dims)
+    return meta
+
+
+def _vector_runs(
+    semantic: bool, req: SearchRequest, vctx: VectorContext, coverage: float, embedding_active: bool, notes: list[str]
+) -> bool:
+    """Whether the vector leg runs after all: not when no chunk has a vector yet. Notes why it is
+    paused or skipped."""
     if vctx.paused_reason and req.legs != "keyword":
         notes.append(vctx.paused_reason)
     if semantic and coverage <= 0:
-        semantic = False
         notes.append(
             "keyword-only: no chunk has a vector yet ("
             + ("embedding is running)" if embedding_active else "run `clawmem index` to embed them)")
         )
-    qvec = None
-    from_matrix = False  # the query was ranked against the in-memory vectors
-    if semantic:
-        assert vctx.provider is not None and vctx.model is not None
-        assert embedding is not None
-        qv = embedding.result()
-        qvec, timings["embed"] = qv.vector, qv.embed_ms
-        from_matrix = vm is not None and qv.top is not None
-        t1 = time.perf_counter()
-        leg = (
-            matrix_hits(conn, vm, qv.top, meta)
-            if vm is not None and qv.top is not None
-            else vector_leg(
-                conn,
-                qvec,
-                model=vctx.model,
-                sources=req.sources,
-                limit=window,
-                use_vec=vctx.use_vec,
-                filter_free=caches.filter_free,
-            )
-        )
-        for vh in leg:
-            cands[vh.id] = Candidate(
-                vh.id, vh.path, vh.source, vh.start_line, vh.end_line, vh.text, vh.cosine, None, {"vector"}
-            )
-        if policy.calibrate:
-            calib = cal.measure(qvec, vctx.background())
-        timings["vector"] = qv.rank_ms + (time.perf_counter() - t1) * 1000  # ranking ran beside the keyword leg
+        return False
+    return semantic
 
+
+def _vector_side(
+    conn: apsw.Connection,
+    caches: SearchCaches,
+    req: SearchRequest,
+    policy: CandidatePolicy,
+    vctx: VectorContext,
+    embedding: Future[QueryVector] | None,
+    vm: VectorMatrix | None,
+    meta: dict[str, q.ChunkMeta],
+    timings: dict[str, float],
+) -> _VectorSide:
+    """Wait for the query vector, take the vector leg's hits (from the in-memory matrix's ranking, or
+    from the database), and measure the calibration against the workspace background."""
+    assert vctx.provider is not None and vctx.model is not None
+    assert embedding is not None
+    qv = embedding.result()
+    qvec, timings["embed"] = qv.vector, qv.embed_ms
+    from_matrix = vm is not None and qv.top is not None
+    t1 = time.perf_counter()
+    leg = (
+        matrix_hits(conn, vm, qv.top, meta)
+        if vm is not None and qv.top is not None
+        else vector_leg(
+            conn,
+            qvec,
+            model=vctx.model,
+            sources=req.sources,
+            limit=policy.window,
+            use_vec=vctx.use_vec,
+            filter_free=caches.filter_free,
+        )
+    )
+    cands: dict[str, Candidate] = {}
+    for vh in leg:
+        cands[vh.id] = Candidate(
+            vh.id, vh.path, vh.source, vh.start_line, vh.end_line, vh.text, vh.cosine, None, {"vector"}
+        )
+    calib = cal.measure(qvec, vctx.background()) if policy.calibrate else cal.RAW
+    timings["vector"] = qv.rank_ms + (time.perf_counter() - t1) * 1000  # ranking ran beside the keyword leg
+    return _VectorSide(cands, calib, qvec, from_matrix)
+
+
+def _merge(cands: dict[str, Candidate], keyword_hits: list[KeywordHit], dated: DatedDiaries) -> None:
+    """Add the keyword/path hits and the date leg's rows to the vector candidates, one per chunk id.
+
+    A keyword hit's text replaces the vector hit's; each leg that found a chunk is recorded.
+    """
     for kh in keyword_hits:
         c = cands.get(kh.id)
         legs: set[Leg] = {"keyword"} if kh.has_body else set()
@@ -365,24 +416,30 @@ def gather(
                 row.id, row.path, row.source, row.start_line, row.end_line, row.text, legs={"date"}
             )
 
-    if semantic and policy.fill_cosines and qvec is not None:
-        # Keyword hits outside the KNN window still get their true similarity, so the
-        # breakdown never shows "vector 0" for a chunk that simply was not fetched.
-        missing = [cid for cid, c in cands.items() if c.cosine is None]
-        found = (
-            matrix_cosines(vm, qvec, missing)
-            if from_matrix and vm is not None
-            else cosines_for(conn, qvec, missing, vctx.model or "")
-        )
-        for cid, cos in found.items():
-            cands[cid].cosine = cos
 
-    meta.update(q.chunk_meta(conn, [cid for cid in cands if cid not in meta]))
-    lines: dict[str, BestLine] = {}
-    if semantic and policy.calibrate and qvec is not None and calib.method != "raw" and vctx.provider_key:
-        t2 = time.perf_counter()
-        lines = best_lines(caches, conn, qvec, [m for cid, m in meta.items() if cid in cands], vctx.provider_key)
-        timings["lines"] = (time.perf_counter() - t2) * 1000
+def _fill_cosines(
+    conn: apsw.Connection, cands: dict[str, Candidate], vec: _VectorSide, vm: VectorMatrix | None, model: str
+) -> None:
+    """Give the candidates no vector hit brought their true cosine.
+
+    Keyword hits outside the KNN window still get their true similarity, so the
+    breakdown never shows "vector 0" for a chunk that simply was not fetched.
+    """
+    assert vec.qvec is not None
+    missing = [cid for cid, c in cands.items() if c.cosine is None]
+    found = (
+        matrix_cosines(vm, vec.qvec, missing)
+        if vec.from_matrix and vm is not None
+        else cosines_for(conn, vec.qvec, missing, model)
+    )
+    for cid, cos in found.items():
+        cands[cid].cosine = cos
+
+
+def _mode(
+    semantic: bool, req: SearchRequest, coverage: float, chunk_total: int, embedding_active: bool, notes: list[str]
+) -> SearchMode:
+    """Which search this was, noting when a hybrid one covered only part of the chunks."""
     mode: SearchMode = "hybrid" if semantic and req.legs == "hybrid" else ("vector-only" if semantic else "fts-only")
     if mode == "hybrid" and coverage < 1.0:
         pending = max(0, chunk_total - round(coverage * chunk_total))
@@ -390,17 +447,68 @@ def gather(
             f"hybrid search over {coverage * 100:.0f} % embedded chunks ("
             + ("embedding is running)" if embedding_active else f"{pending:,} not embedded yet: run `clawmem index`)")
         )
+    return mode
+
+
+def gather(
+    conn: apsw.Connection,
+    caches: SearchCaches,
+    req: SearchRequest,
+    policy: CandidatePolicy,
+    now: datetime,
+    vctx: VectorContext,
+    *,
+    tokenizer: str,
+    coverage: float,
+    chunk_total: int,
+    embedding_active: bool,
+    warnings: Sequence[str],
+    started: float,
+) -> CandidatePool:
+    """Run the legs and merge what they found by chunk id."""
+    timings: dict[str, float] = {}
+    query = req.query.strip()
+    notes = list(warnings)
+
+    semantic = vctx.provider is not None and vctx.model is not None and req.legs in ("hybrid", "vector")
+    embedding: Future[QueryVector] | None = None
+    vm: VectorMatrix | None = None
+    if semantic and coverage > 0:
+        embedding, vm = _start_embedding(caches, req, vctx, query, policy.window)
+
+    kw = _keyword_side(conn, caches, req, policy, now, query, tokenizer=tokenizer, chunk_total=chunk_total)
+    timings["keyword"] = (time.perf_counter() - started) * 1000
+    meta: dict[str, q.ChunkMeta] = {}
+    if embedding is not None and kw.hits and policy.prepare is not None:
+        meta = _prepare_keyword_hits(conn, caches, policy, vctx, kw)
+
+    semantic = _vector_runs(semantic, req, vctx, coverage, embedding_active, notes)
+    vec = _VectorSide({}, cal.RAW, None, False)
+    if semantic:
+        vec = _vector_side(conn, caches, req, policy, vctx, embedding, vm, meta, timings)
+    cands = vec.cands
+    _merge(cands, kw.hits, kw.dated)
+    if semantic and policy.fill_cosines and vec.qvec is not None:
+        _fill_cosines(conn, cands, vec, vm, vctx.model or "")
+
+    meta.update(q.chunk_meta(conn, [cid for cid in cands if cid not in meta]))
+    lines: dict[str, BestLine] = {}
+    if semantic and policy.calibrate and vec.qvec is not None and vec.calib.method != "raw" and vctx.provider_key:
+        t2 = time.perf_counter()
+        lines = best_lines(caches, conn, vec.qvec, [m for cid, m in meta.items() if cid in cands], vctx.provider_key)
+        timings["lines"] = (time.perf_counter() - t2) * 1000
+    mode = _mode(semantic, req, coverage, chunk_total, embedding_active, notes)
     return CandidatePool(
         cands=cands,
         meta=meta,
-        keyword_hits=keyword_hits,
-        probed=probed,
-        skipped_probes=skipped_probes,
-        concepts=concepts,
-        weights=weights,
-        coverage_of=coverage_of,
-        dated=dated,
-        calib=calib,
+        keyword_hits=kw.hits,
+        probed=kw.probed,
+        skipped_probes=kw.skipped_probes,
+        concepts=kw.concepts,
+        weights=kw.weights,
+        coverage_of=kw.coverage_of,
+        dated=kw.dated,
+        calib=vec.calib,
         lines=lines,
         semantic=semantic,
         mode=mode,

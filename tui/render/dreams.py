@@ -270,17 +270,8 @@ def candidate_cells(e: CandidateExplanation) -> tuple[Text, ...]:
     )
 
 
-def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
-    """Why a candidate is (not) promoted: the verdict, every gate, then every component and boost."""
-    mark, style = CANDIDATE_MARK.get(e.status, ("·", ""))
-    head = Text.assemble(
-        (f"{mark} {e.status}", style),
-        ("  ·  score ", "dim"),
-        (f"{e.score:.3f}", "bold"),
-        ("  ·  ", "dim"),
-        (e.source, "bold"),
-    )
-    verdict = Text.assemble(("Why: " if e.status != "promotable" else "Verdict: ", "bold"), (e.reason, style))
+def _gates_table(e: CandidateExplanation) -> Table:
+    """Every gate with what the entry has and what it needs — the failing ones first, as they decide."""
     gates = Table.grid(padding=(0, 1), expand=True)
     gates.add_column(width=1, no_wrap=True)
     gates.add_column(no_wrap=True)
@@ -293,7 +284,13 @@ def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
             Text(g.actual, style="" if g.passed else "bold red"),
             Text(f"needs {g.needed}", style="dim" if g.passed else ""),
         )
-    facts = Text.assemble(
+    return gates
+
+
+def _signal_facts(e: CandidateExplanation) -> Text:
+    """The counts the gates read (signals and where they came from, unique queries), the recall days, age,
+    origin and session — an untrusted origin in red."""
+    return Text.assemble(
         ("signals ", "dim"),
         (f"{e.signal_count}", "bold"),
         (f" = recalls {e.recall_count} + daily {e.daily_count} + grounded {e.grounded_count}", "dim"),
@@ -308,6 +305,11 @@ def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
         ("  ·  session ", "dim"),
         (e.session_kind, ""),
     )
+
+
+def _score_table(e: CandidateExplanation, min_score: float) -> Table:
+    """How the score adds up: each component (value, weight, what it adds, its share), the light and
+    REM boosts, and the total against ``min_score``."""
     comps = Table.grid(padding=(0, 1))
     comps.add_column(no_wrap=True)
     comps.add_column(width=10, no_wrap=True)
@@ -345,10 +347,15 @@ def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
         Text(f"{e.score:.3f}", style="bold"),
         Text(f"{'≥' if passed else '<'} {min_score:g}", style="green" if passed else "red"),
     )
-    writes: list[RenderableType] = []
+    return comps
+
+
+def _would_write(e: CandidateExplanation) -> list[RenderableType]:
+    """What promotion would write and from which lines, or why it would write nothing; empty when the
+    engine did not compute it for this candidate."""
     if e.promoted_text is not None:
         matched = ", ".join(f"L{line} ×{n}" for line, n in e.line_matches)
-        writes = [
+        return [
             Text(""),
             Text.assemble(("would write ", "dim"), (e.promoted_text, "green"), no_wrap=True, overflow="ellipsis"),
             Text.assemble(
@@ -358,21 +365,35 @@ def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
                 (f" · matched {matched} (line × queries)" if matched else "", "dim"),
             ),
         ]
-    elif e.focus_detail:
-        writes = [Text(""), Text(f"would write nothing now: {e.focus_detail}", style="yellow")]
+    if e.focus_detail:
+        return [Text(""), Text(f"would write nothing now: {e.focus_detail}", style="yellow")]
+    return []
+
+
+def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
+    """Why a candidate is (not) promoted: the verdict, every gate, then every component and boost."""
+    mark, style = CANDIDATE_MARK.get(e.status, ("·", ""))
+    head = Text.assemble(
+        (f"{mark} {e.status}", style),
+        ("  ·  score ", "dim"),
+        (f"{e.score:.3f}", "bold"),
+        ("  ·  ", "dim"),
+        (e.source, "bold"),
+    )
+    verdict = Text.assemble(("Why: " if e.status != "promotable" else "Verdict: ", "bold"), (e.reason, style))
     return Group(
         head,
         Text(_short(e.snippet, 400), style="italic", no_wrap=True, overflow="ellipsis"),
         verdict,
         Text(""),
         Text("Gates", style="bold"),
-        gates,
+        _gates_table(e),
         Text(""),
-        facts,
-        *writes,
+        _signal_facts(e),
+        *_would_write(e),
         Text(""),
         Text("Score", style="bold"),
-        comps,
+        _score_table(e, min_score),
         Text(""),
         Text(f"key {e.key}", style="dim"),
     )
