@@ -290,7 +290,7 @@ def measure(home: Path, qs: list[str], passes: int, profile: bool) -> dict[str, 
                 if profiler:
                     profiler.disable()
                 for k, v in resp.timings_ms.items():
-                    if k != "keyword_probes":
+                    if k != "keywordProbes":
                         split[name].setdefault(k, []).append(v)
     chunks = engine.vector_coverage()[1]
     engine.close()

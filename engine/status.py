@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,11 +24,13 @@ import apsw
 import numpy as np
 from clawmem.engine.config import Settings
 from clawmem.engine.embed.select import ProviderChoice
+from clawmem.engine.index.identity import IndexIdentity
 from clawmem.engine.index.service import IndexService
 from clawmem.engine.store import index_rows as rows
 from clawmem.engine.store import line_vector_rows
 from clawmem.engine.store import status_queries as q
 from clawmem.engine.store.schema import fts_tokenizer_in_use, vec_table_dims
+from clawmem.engine.workspace.files import MemoryFile
 
 
 @dataclass(frozen=True)
@@ -103,85 +106,37 @@ def build_status(index: IndexService, *, deep: bool = False) -> StatusReport:
         issues.append(f"workspace {runtime.workspace} does not exist")
     known = rows.sources(conn)
     indexed_files = [f for f in files if f.indexed]
-    dirty_files = tuple(
-        f.rel
-        for f in indexed_files
-        if f.rel not in known or abs(known[f.rel].mtime - f.mtime) > 1e-6 or known[f.rel].size != f.size
-    ) + tuple(sorted(set(known) - {f.rel for f in indexed_files}))
     skipped = tuple(rows.skipped(conn))
-    skipped_paths = {p for p, _ in skipped}
-    dirty_files = tuple(p for p in dirty_files if p not in skipped_paths)
     total, embedded = rows.count_chunks(conn)
-    if choice is not None:
-        provider = choice.provider.provider_id if choice.provider else "none"
-        model = choice.provider.model if choice.provider else "fts-only"
-        fallback = choice.error
-        requested = choice.requested
-    else:
-        provider = stored.provider if stored else "unknown (not probed)"
-        model = stored.model if stored else "unknown (not probed)"
-        fallback, model_problem = predicted_fallback(s)
-        if model_problem:
-            issues.append(model_problem)
-        requested = s.embedding.model or s.embedding.provider
+    model = _model_facts(s, choice, stored, issues)
     mismatch: tuple[str, ...] = state.differences if state is not None else ()
-    fix_hint = None
-    if stored is None:
-        fix_hint = "run `clawmem index` to build the index"
-        issues.append("the index is empty")
-    elif mismatch:
-        fix_hint = "run `clawmem index --force` to rebuild the index for the current settings"
-        issues.append("index identity mismatch: " + "; ".join(mismatch))
-    if fallback:
-        issues.append(fallback)
+    fix_hint = _identity_issues(stored, mismatch, issues)
+    if model.fallback:
+        issues.append(model.fallback)
     if runtime.store.vec_error:
         issues.append(runtime.store.vec_error)
-    for rel, reason in skipped:
-        issues.append(f"skipped {rel}: {reason}")
+    issues += [f"skipped {rel}: {reason}" for rel, reason in skipped]
     semantic = (stored is not None and stored.semantic) and not (state is not None and state.semantic_paused)
     if choice is not None and choice.provider is None:
         semantic = False
-    coverage = (embedded / total) if total else 0.0
     dims = vec_table_dims(conn) if runtime.store.vec_available else None
-    vec_store = (
-        (f"sqlite-vec ({dims} dims)" if dims else "sqlite-vec (no vectors yet)")
-        if runtime.store.vec_available
-        else "built-in scan (sqlite-vec unavailable)"
-    )
     by_kind: dict[str, int] = {}
     for f in files:
         by_kind[f.kind] = by_kind.get(f.kind, 0) + 1
     recall_count, recall_updated = q.recall_summary(conn)
-    dreams = next((f.rel for f in files if f.kind == "dreams"), None)
-    d = s.dreaming
-    dreaming = (
-        f"on ({d.schedule}, review {d.review}; deep minScore {d.deep_min_score}, "
-        f"minRecallCount {d.deep_min_recall_count}, minUniqueQueries {d.deep_min_unique_queries})"
-        if d.enabled
-        else "off"
-    )
     deep_probe = _probe(index, conn, choice) if deep and choice is not None else None
     if deep_probe and deep_probe.embeddings.startswith("unavailable"):
         issues.append(f"embeddings {deep_probe.embeddings}")
     line_texts, line_bytes, line_waiting = line_vector_rows.summary(conn)
-    warnings: list[str] = []
-    if fallback:
-        warnings.append(f"{fallback}; search is keyword-only")
-    if runtime.store.vec_error and (choice is None or choice.provider is not None):
-        warnings.append(f"{runtime.store.vec_error}; vector search uses the slower built-in scan")
-    if mismatch:
-        warnings.append(
-            f"the index does not match the current settings ({'; '.join(mismatch)}) — run `clawmem index --force`"
-        )
-    warnings += [f"skipped {rel}: {reason}" for rel, reason in skipped]
+    dirty_files = _dirty_files(indexed_files, known, skipped)
     return StatusReport(
         agent_id=s.agent_id,
         workspace=str(runtime.workspace),
         db_path=str(s.db_path),
-        provider_requested=requested,
-        provider=provider,
-        model=model,
-        fallback=fallback,
+        provider_requested=model.requested,
+        provider=model.provider,
+        model=model.model,
+        fallback=model.fallback,
         search_mode="hybrid" if semantic else "fts-only",
         sources=tuple(s.index.sources),
         extra_paths=tuple(s.index.extra_paths),
@@ -189,7 +144,7 @@ def build_status(index: IndexService, *, deep: bool = False) -> StatusReport:
         files_total=len(indexed_files),
         chunks=total,
         chunks_embedded=embedded,
-        vector_coverage=round(coverage, 4),
+        vector_coverage=round((embedded / total) if total else 0.0, 4),
         dirty=bool(dirty_files) or (semantic and embedded < total),
         dirty_files=dirty_files,
         identity=(json_identity(stored) if stored else None),
@@ -197,7 +152,7 @@ def build_status(index: IndexService, *, deep: bool = False) -> StatusReport:
         fix_hint=fix_hint,
         by_kind=dict(sorted(by_kind.items())),
         fts_tokenizer=fts_tokenizer_in_use(conn),
-        vector_store=vec_store,
+        vector_store=_vector_store_text(runtime.store.vec_available, dims),
         vector_dims=dims,
         cache_entries=rows.cache_count(conn),
         cache_cap=s.embedding.cache_max_entries,
@@ -210,12 +165,105 @@ def build_status(index: IndexService, *, deep: bool = False) -> StatusReport:
         skipped=skipped,
         recall_entries=recall_count,
         recall_updated_at=recall_updated,
-        dreaming=dreaming,
-        dreams_file=dreams,
+        dreaming=_dreaming_text(s),
+        dreams_file=next((f.rel for f in files if f.kind == "dreams"), None),
         issues=tuple(issues),
         deep=deep_probe,
-        warnings=tuple(warnings),
+        warnings=_warnings(model.fallback, runtime.store.vec_error, choice, mismatch, skipped),
     )
+
+
+@dataclass(frozen=True)
+class _ModelFacts:
+    provider: str
+    model: str
+    fallback: str | None
+    requested: str
+
+
+def _model_facts(
+    s: Settings, choice: ProviderChoice | None, stored: IndexIdentity | None, issues: list[str]
+) -> _ModelFacts:
+    """The provider and model: the loaded one when there is one, else what the index was built
+    with and the fallback the settings predict (a model problem is added to ``issues``)."""
+    if choice is not None:
+        return _ModelFacts(
+            provider=choice.provider.provider_id if choice.provider else "none",
+            model=choice.provider.model if choice.provider else "fts-only",
+            fallback=choice.error,
+            requested=choice.requested,
+        )
+    fallback, model_problem = predicted_fallback(s)
+    if model_problem:
+        issues.append(model_problem)
+    return _ModelFacts(
+        provider=stored.provider if stored else "unknown (not probed)",
+        model=stored.model if stored else "unknown (not probed)",
+        fallback=fallback,
+        requested=s.embedding.model or s.embedding.provider,
+    )
+
+
+def _identity_issues(stored: IndexIdentity | None, mismatch: tuple[str, ...], issues: list[str]) -> str | None:
+    """An empty index or one built for other settings: the issue (added to ``issues``) and the fix."""
+    if stored is None:
+        issues.append("the index is empty")
+        return "run `clawmem index` to build the index"
+    if mismatch:
+        issues.append("index identity mismatch: " + "; ".join(mismatch))
+        return "run `clawmem index --force` to rebuild the index for the current settings"
+    return None
+
+
+def _dirty_files(
+    indexed_files: list[MemoryFile], known: Mapping[str, rows.SourceRow], skipped: tuple[tuple[str, str], ...]
+) -> tuple[str, ...]:
+    """Files whose index rows are missing or out of date, and indexed paths whose file is gone;
+    a file the index skipped (and says why) is not counted."""
+    changed = tuple(
+        f.rel
+        for f in indexed_files
+        if f.rel not in known or abs(known[f.rel].mtime - f.mtime) > 1e-6 or known[f.rel].size != f.size
+    ) + tuple(sorted(set(known) - {f.rel for f in indexed_files}))
+    skipped_paths = {p for p, _ in skipped}
+    return tuple(p for p in changed if p not in skipped_paths)
+
+
+def _vector_store_text(vec_available: bool, dims: int | None) -> str:
+    if not vec_available:
+        return "built-in scan (sqlite-vec unavailable)"
+    return f"sqlite-vec ({dims} dims)" if dims else "sqlite-vec (no vectors yet)"
+
+
+def _dreaming_text(s: Settings) -> str:
+    d = s.dreaming
+    if not d.enabled:
+        return "off"
+    return (
+        f"on ({d.schedule}, review {d.review}; deep minScore {d.deep_min_score}, "
+        f"minRecallCount {d.deep_min_recall_count}, minUniqueQueries {d.deep_min_unique_queries})"
+    )
+
+
+def _warnings(
+    fallback: str | None,
+    vec_error: str | None,
+    choice: ProviderChoice | None,
+    mismatch: tuple[str, ...],
+    skipped: tuple[tuple[str, str], ...],
+) -> tuple[str, ...]:
+    """What a search would be missing, in the words a front end shows as warnings."""
+    warnings: list[str] = []
+    if fallback:
+        warnings.append(f"{fallback}; search is keyword-only")
+    if vec_error and (choice is None or choice.provider is not None):
+        warnings.append(f"{vec_error}; vector search uses the slower built-in scan")
+    if mismatch:
+        warnings.append(
+            f"the index does not match the current settings ({'; '.join(mismatch)}) — run `clawmem index --force`"
+        )
+    warnings += [f"skipped {rel}: {reason}" for rel, reason in skipped]
+    return tuple(warnings)
 
 
 def predicted_fallback(settings: Settings) -> tuple[str | None, str | None]:

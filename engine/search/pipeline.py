@@ -157,7 +157,7 @@ def run_search(
     timings = pool.timings
     timings["total"] = (time.perf_counter() - t0) * 1000
     if pool.probed:
-        timings["keyword_probes"] = float(len(pool.probed))
+        timings["keywordProbes"] = float(len(pool.probed))
     provider = vctx.provider.provider_id if vctx.provider else "none"
     model = vctx.model if vctx.provider else "fts-only"
     return SearchResponse(
