@@ -24,6 +24,7 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.json_form import json_form
 from clawmem.engine.openclaw.dreaming import OpenClawCandidate, OpenClawDreaming
+from clawmem.engine.text_clip import clip_flat
 from clawmem.shell import flags, messages
 
 
@@ -131,10 +132,11 @@ def _print_proposal(p: Proposal, *, diff: bool = True) -> None:
         print(f"  note: {p.reason}")
     for op in p.operations:
         print(
-            f"  {op.action:<10} {op.source}  score {op.score:.3f}  signals {op.signal_count}  {_short(op.snippet, 70)}"
+            f"  {op.action:<10} {op.source}  score {op.score:.3f}  signals {op.signal_count}  "
+            f"{clip_flat(op.snippet, 70)}"
         )
         for prior in op.prior_entries:
-            print(f"  {'':<10} replaces: {_short(prior, 90)}")
+            print(f"  {'':<10} replaces: {clip_flat(prior, 90)}")
     if diff:
         if p.status == "stale":
             print("  the diff below is against MEMORY.md as it was when proposed, not as it is now")
@@ -142,11 +144,6 @@ def _print_proposal(p: Proposal, *, diff: bool = True) -> None:
         else:
             text = p.diff()
         sys.stdout.write(text if text else "  (no textual change)\n")
-
-
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _print_run(run: DreamRun) -> None:
@@ -223,7 +220,7 @@ def _finish(run: DreamRun) -> int:
 def _print_explanation(e: CandidateExplanation) -> None:
     print(e.key)
     print(f"  source      {e.source}    origin {e.origin_class}, session {e.session_kind}")
-    print(f"  snippet     {_short(e.snippet, 100)}")
+    print(f"  snippet     {clip_flat(e.snippet, 100)}")
     print(
         f"  signals     {e.signal_count} = recalls {e.recall_count} + daily {e.daily_count} + grounded "
         f"{e.grounded_count}; unique queries {e.unique_queries}"
@@ -231,10 +228,10 @@ def _print_explanation(e: CandidateExplanation) -> None:
     print(f"  recall days {', '.join(e.recall_days) or '-'}; last recalled {e.last_recalled_at or '-'}")
     print(f"  concepts    {', '.join(e.concept_tags) or '-'}")
     if e.promoted_text is not None:
-        print(f"  promotes    {_short(e.promoted_text, 100)}")
-        print(f"              from {e.promoted_source}: {_short(e.focus_detail or '', 90)}")
+        print(f"  promotes    {clip_flat(e.promoted_text, 100)}")
+        print(f"              from {e.promoted_source}: {clip_flat(e.focus_detail or '', 90)}")
     elif e.focus_detail:
-        print(f"  promotes    nothing now: {_short(e.focus_detail, 90)}")
+        print(f"  promotes    nothing now: {clip_flat(e.focus_detail, 90)}")
     if e.line_matches:
         listed = ", ".join(f"L{line} ×{n}" for line, n in e.line_matches)
         print(f"  matched     {listed} (file line × recalling queries whose terms it contains)")
@@ -248,7 +245,7 @@ def _print_explanation(e: CandidateExplanation) -> None:
     print("  gates")
     for g in e.gates:
         mark = "pass" if g.passed else "FAIL"
-        print(f"    {mark}  {g.name:<16} has {_short(g.actual, 40):<22} needs {g.needed}")
+        print(f"    {mark}  {g.name:<16} has {clip_flat(g.actual, 40):<22} needs {g.needed}")
     print(f"  => {e.status}: {e.reason}")
 
 
@@ -280,7 +277,7 @@ def cmd_candidates(args: argparse.Namespace) -> int:
         print("no recall entries yet: searches (and daily-note ingestion) record them")
         return 0
     for e in items:
-        print(f"{e.score:.3f}  {e.status:<12} {e.source:<34} {_short(e.reason, 90)}")
+        print(f"{e.score:.3f}  {e.status:<12} {e.source:<34} {clip_flat(e.reason, 90)}")
     return 0
 
 
@@ -398,7 +395,7 @@ def _candidates_with_openclaw(items: Sequence[CandidateExplanation], theirs: Ope
         output.print_json({"candidates": list(items), "openclaw": theirs})
         return 0
     for e in items:
-        print(f"{e.score:.3f}  {e.status:<12} {e.source:<34} {_short(e.reason, 90)}")
+        print(f"{e.score:.3f}  {e.status:<12} {e.source:<34} {clip_flat(e.reason, 90)}")
     if items:
         print()
     print(
@@ -409,7 +406,8 @@ def _candidates_with_openclaw(items: Sequence[CandidateExplanation], theirs: Ope
         e = c.explanation
         held = f"held back by {', '.join(c.held_back_by)}" if c.held_back_by else "would be promoted"
         print(
-            f"◆ {e.score:.3f}  {e.status:<12} {e.source:<26} recalls {e.recall_count}  {held}: {_short(e.reason, 80)}"
+            f"◆ {e.score:.3f}  {e.status:<12} {e.source:<26} recalls {e.recall_count}  {held}: "
+            f"{clip_flat(e.reason, 80)}"
         )
     if not theirs.candidates:
         print("  no recall entries for this workspace yet")
@@ -429,7 +427,7 @@ def _explain_openclaw(c: OpenClawCandidate, *, as_json: bool) -> int:
     _print_explanation(c.explanation)
     print(f"  recall history ({len(c.history)} recorded event(s) of {c.explanation.recall_count} recalls)")
     for ev in c.history:
-        print(f"    {ev.at[:19].replace('T', ' ')}  score {ev.score:.3f}  {_short(ev.query, 60)}")
+        print(f"    {ev.at[:19].replace('T', ' ')}  score {ev.score:.3f}  {clip_flat(ev.query, 60)}")
     print(f"promoting stays with OpenClaw: `{c.promote_command}`")
     return 0
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, tzinfo
 from typing import Any, TypeVar
@@ -22,6 +21,7 @@ from clawmem.engine.json_form import json_form
 from clawmem.engine.openclaw.home import OpenClawHome
 from clawmem.engine.openclaw.intents import COMMAND, OpenClawIntent, OpenClawMatch
 from clawmem.engine.openclaw.jobs import OpenClawJob
+from clawmem.engine.text_clip import cell_width, clip_cells_flat
 from clawmem.engine.times import local_minute
 from clawmem.shell import flags, messages, values
 
@@ -134,30 +134,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 # --------------------------------------------------------------------------- output helpers
 
 
-def _cell_width(text: str) -> int:
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _clip(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    if _cell_width(text) <= width:
-        return text
-    out = ""
-    for ch in text:
-        if _cell_width(out + ch) > width - 1:
-            break
-        out += ch
-    return out + "…"
-
-
 def table(headers: Sequence[str], body: Sequence[Sequence[str]], limits: Sequence[int | None] = ()) -> list[str]:
     """Aligned columns (CJK counts two cells); the last column is never padded."""
     limits = list(limits) + [None] * (len(headers) - len(limits))
-    cells = [[_clip(c, lim) if lim else c for c, lim in zip(row, limits, strict=False)] for row in body]
-    widths = [max([_cell_width(h)] + [_cell_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    cells = [[clip_cells_flat(c, lim) if lim else c for c, lim in zip(row, limits, strict=False)] for row in body]
+    widths = [max([cell_width(h)] + [cell_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
     lines = []
     for row in [list(headers), *cells]:
-        parts = [c + " " * (widths[i] - _cell_width(c)) if i < len(row) - 1 else c for i, c in enumerate(row)]
+        parts = [c + " " * (widths[i] - cell_width(c)) if i < len(row) - 1 else c for i, c in enumerate(row)]
         lines.append("  ".join(parts).rstrip())
     return lines
 

@@ -17,6 +17,7 @@ from clawmem.cli import output
 from clawmem.engine.openclaw import report_lines
 from clawmem.engine.openclaw.home import OpenClawHome
 from clawmem.engine.openclaw.sessions import OpenClawSession, OpenClawSessionDetail
+from clawmem.engine.text_clip import clip
 from clawmem.shell import messages
 
 SHOW_CHARS = 200  # a long tool result is cut in the text view (--json has it whole)
@@ -93,6 +94,5 @@ def print_session(detail: OpenClawSessionDetail, owners: Sequence[str]) -> None:
             text = f"{e.tool}: {text}"
         if e.problem:
             text = f"(unreadable: {e.problem})"
-        if len(text) > SHOW_CHARS:
-            text = text[: SHOW_CHARS - 1] + "…"
+        text = clip(text, SHOW_CHARS)
         print(f"{e.seq:>4}  {e.role:<9} {e.origin_class:<9}{marks}  {text}".rstrip())

@@ -9,24 +9,13 @@ from typing import Any
 from clawmem.cli import output
 from clawmem.engine.memory_get import MAX_CHARS
 from clawmem.engine.search.corpus import SOURCES, choose_sources
-from clawmem.engine.search.dates import REPORT_DAYS
-from clawmem.engine.search.explain import (
-    age_note,
-    content_formula,
-    hit_record,
-    keyword_note,
-    nothing_qualified,
-    path_tier_label,
-    qualifies_note,
-)
-from clawmem.engine.search.scoring import LINE_WEIGHT
+from clawmem.engine.search.explain import breakdown_rows, hit_record, nothing_qualified
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.engine.sessions import index as session_index
+from clawmem.engine.text_clip import clip_flat
 from clawmem.shell import flags, messages, values
 
 SCORINGS = ("calibrated", "openclaw")
-LINE_FORMULA = f"vector = {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·line"
-DATE_NOTE = f"the query's dates, one concept of the keyword part: 1 in them, less {REPORT_DAYS} days after"
 
 MODES = ("hybrid", "keyword", "vector")
 
@@ -101,22 +90,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_get)
 
 
-def session_id_of(hit: SearchHit) -> str | None:
-    """The session a ``sessions``-source hit comes from (its virtual path names it)."""
-    return session_index.session_id_of(hit.path) if hit.source == "sessions" else None
-
-
-def hit_json(hit: SearchHit) -> dict[str, Any]:
-    """A hit's one JSON form (engine/search/explain.py), as `search --json` prints it."""
-    return hit_record(hit)
-
-
 def response_json(
     r: SearchResponse, sources: tuple[str, ...] = ("memory",), extra_warnings: tuple[str, ...] = ()
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "results": [hit_json(h) for h in r.results],
-        "nearMisses": [hit_json(h) for h in r.near_misses],
+        "results": [hit_record(h) for h in r.results],
+        "nearMisses": [hit_record(h) for h in r.near_misses],
         "mode": r.mode,
         "scoring": r.scoring,
         "provider": r.provider,
@@ -143,65 +122,17 @@ def response_json(
     return out
 
 
-def _f(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
-
-
 def explain_lines(hit: SearchHit, response: SearchResponse, min_score: float) -> list[str]:
-    b = hit.breakdown
-    scoring = response.scoring
-    tier = path_tier_label(b.path_tier)
-    rows = [
-        (
-            "vector",
-            f"{_f(b.vector)}  (cosine {_f(b.vector_raw)}"
-            + (f", {b.vector_z:+.1f} deviations vs this workspace's background" if b.vector_z is not None else "")
-            + (f"; {b.vector_note})" if b.vector_note else ")"),
-        ),
-        *(
-            [("best line", f"{b.line}: {_f(b.line_vector)}  (cosine {_f(b.line_cosine)}; {LINE_FORMULA})")]
-            if b.line is not None
-            else []
-        ),
-        ("keyword", f"{_f(b.keyword)}  ({keyword_note(hit, scoring)})"),
-        *([("date", f"{_f(b.date_match, 2)}  ({DATE_NOTE})")] if b.date_match is not None else []),
-        (
-            "content",
-            f"{_f(b.content)}  = {content_formula(response)}" + ("  → (1+c)/2 exact path" if b.path_tier else ""),
-        ),
-        ("decay", f"× {_f(b.decay)}  ({age_note(hit, response)})"),
-        ("importance", f"× {_f(b.importance_factor, 2)}  (importance {b.importance or '—'})"),
-        ("project", f"× {_f(b.project_factor, 2)}"),
-        (
-            "score",
-            f"= {_f(b.pre_threshold)}  → shown {_f(hit.score)}"
-            + ("" if b.path_tier == 0 else f"  (path tier: {tier})"),
-        ),
-        *([] if b.path_tier else [("threshold", qualifies_note(hit, response, min_score))]),
-        (
-            "rank",
-            f"MMR #{b.mmr_rank or '—'}"
-            + (f" · {'passed' if b.passed_threshold else 'below'} threshold" if b.path_tier else "")
-            + (f" · {hit.note}" if hit.note and hit.note != "below min_score" else ""),
-        ),
-        (
-            "origin",
-            f"{hit.provenance.origin_class} · found by {', '.join(hit.legs) or '—'}"
-            + (" · SUPERSEDED" if hit.status == "superseded" else ""),
-        ),
-    ]
-    sid = session_id_of(hit)
-    if sid is not None and hit.path.startswith(session_index.OPENCLAW_PREFIX):
-        seqs = f"seq {hit.start_line - 1}-{hit.end_line - 1}"  # line N holds OpenClaw's seq N-1
-        rows.append(("session", f"OpenClaw's {sid} ({hit.provenance.session_kind}) · events {seqs}"))
-    elif sid is not None:
-        rows.append(("session", f"{sid} ({hit.provenance.session_kind}) · events {hit.start_line}-{hit.end_line}"))
-    return [f"    {label:<11}{value}" for label, value in rows]
-
-
-def _one_line(text: str, width: int = 72) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    """The hit's breakdown rows (engine/search/explain.py), one line each: label, number, words."""
+    lines = []
+    for row in breakdown_rows(hit, response, min_score):
+        label = ("  " if row.detail else "") + row.label
+        if row.value is None:
+            lines.append(f"    {label:<12}{row.words}")
+        else:
+            number = f"{row.op} " * bool(row.op) + f"{row.value:.{row.digits}f}"
+            lines.append(f"    {label:<12}{number:<8} {row.words}")
+    return lines
 
 
 def print_hit(hit: SearchHit, explain: bool, response: SearchResponse, min_score: float) -> None:
@@ -246,7 +177,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             best = response.near_misses[:3]
             print(f"Closest below the {threshold} threshold (--near-misses --explain shows why):")
             for hit in best:
-                print(f"  {hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}  {_one_line(hit.snippet)}")
+                print(f"  {hit.score:.3f} {hit.path}:{hit.start_line}-{hit.end_line}  {clip_flat(hit.snippet, 72)}")
     elif response.threshold_rescue:
         shown = "keyword hits" if response.scoring == "openclaw" else "closest memories"
         print(f"({nothing_qualified(threshold, shown)})")

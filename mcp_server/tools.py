@@ -25,6 +25,7 @@ from clawmem.engine.search.corpus import choose_sources
 from clawmem.engine.search.explain import hit_record, nothing_qualified, why_sentence
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.engine.sessions import index as session_index
+from clawmem.engine.text_clip import clip_flat
 from clawmem.mcp_server.door import MemoryDoor
 from clawmem.shell import values
 from mcp.server.mcpserver.exceptions import ToolError
@@ -82,11 +83,6 @@ def check(convert: Callable[[str], Any], value: Any) -> Any:
 
 def result(structured: dict[str, Any], text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
-
-
-def _clip(text: str, width: int = 100) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 class MemoryGetArgs(ArgModelBase):
@@ -191,7 +187,7 @@ def search_out(
         lines.append(f"({nothing_qualified(threshold, shown)})")
     for h, hit in zip(hits, r.results, strict=True):
         origin = hit.provenance.origin_class
-        lines.append(f"{hit.score:.3f} {h['citation']} [{origin}] {_clip(hit.snippet)}")
+        lines.append(f"{hit.score:.3f} {h['citation']} [{origin}] {clip_flat(hit.snippet, 100)}")
         lines.append(f"    {h['breakdown']['why']}")
     if not hits and r.near_misses:
         best = r.near_misses[0]
@@ -268,7 +264,7 @@ def intent_out(i: StandingIntent) -> dict[str, Any]:
 def intent_line(i: StandingIntent) -> str:
     return (
         f"{i.short_id} {i.status} {i.fire_count}/{i.max_fires} [{'; '.join(i.keywords)}] "
-        f"{i.scope_label}: {_clip(i.description, 80)}"
+        f"{i.scope_label}: {clip_flat(i.description, 80)}"
     )
 
 
@@ -277,9 +273,11 @@ def match_out(r: MatchReport) -> tuple[dict[str, Any], str]:
     lines = []
     for v in r.verdicts:
         if v.fires:
-            lines.append(f"FIRE {v.intent.short_id} {_clip(v.intent.description, 60)} (keyword {v.matched_keyword!r})")
+            lines.append(
+                f"FIRE {v.intent.short_id} {clip_flat(v.intent.description, 60)} (keyword {v.matched_keyword!r})"
+            )
         else:
-            lines.append(f"-    {v.intent.short_id} {_clip(v.intent.description, 60)}: {v.reason}")
+            lines.append(f"-    {v.intent.short_id} {clip_flat(v.intent.description, 60)}: {v.reason}")
     if not r.verdicts:
         lines.append("no standing intents")
     lines.append(("injected:\n" + r.block) if r.block else "nothing to inject")

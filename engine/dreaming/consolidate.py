@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from clawmem.engine.dreaming.budget import compact_for_budget
 from clawmem.engine.recall import normalize_snippet
+from clawmem.engine.text_clip import clip
 from clawmem.engine.workspace.annotations import extract_project_keys
 
 PROMOTION_MARKER_PREFIX = "openclaw-memory-promotion:"
@@ -520,7 +521,7 @@ def _append_block(base: str, block: str) -> str:
 
 def _highlight(sign: str, entry: str) -> str:
     text = f"{sign} {entry}"
-    return text if len(text) <= HIGHLIGHT_CHARS else text[: HIGHLIGHT_CHARS - 1].rstrip() + "…"
+    return clip(text, HIGHLIGHT_CHARS)
 
 
 def highlights(previous: str, nxt: str) -> tuple[str, ...]:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from clawmem.engine.errors import ConflictError
+from clawmem.engine.text_clip import clip
 from clawmem.engine.workspace.names import DREAMS_FILE, DREAMS_FILES
 from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
 from clawmem.engine.workspace.writes import MISSING, encode_text, replace_file
@@ -197,7 +198,7 @@ def update_dreams(path: Path, updater: Callable[[str], str], *, attempts: int = 
 
 def _short(text: str, limit: int = 120) -> str:
     text = re.sub(r"^[-*+]\s+", "", " ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return clip(text, limit)
 
 
 def diary_narrative(

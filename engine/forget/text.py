@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from clawmem.engine.sessions import trust
+from clawmem.engine.text_clip import clip
 from clawmem.engine.workspace.reading import decode_memory_bytes
 
 CURATED = ("MEMORY.md", "memory.md")
@@ -78,4 +79,4 @@ def excerpt(text: str, probe: str | None = None, width: int = 160) -> str:
     if probe and probe in flat and len(flat) > width:
         at = max(0, flat.index(probe) - 20)
         return ("…" if at else "") + flat[at : at + width] + ("…" if at + width < len(flat) else "")
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return clip(flat, width)

@@ -64,6 +64,7 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.kinds import INTENT_STATUSES, IntentStatus, narrow
 from clawmem.engine.store import intents_rows as rows
 from clawmem.engine.store.intents_rows import IntentRow
+from clawmem.engine.text_clip import clip
 from clawmem.engine.times import local_minute
 
 if TYPE_CHECKING:
@@ -357,8 +358,7 @@ def known_creator(value: str | None) -> bool:
 
 
 def excerpt(prompt: str, limit: int = EXCERPT_CHARS) -> str:
-    text = " ".join(prompt.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(prompt, limit, flat=True)
 
 
 def _ms(value: datetime) -> int:

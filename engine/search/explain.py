@@ -5,11 +5,14 @@ so all three say the same thing, with the numbers the engine actually used."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from clawmem.engine.search.dates import REPORT_DAYS
+from clawmem.engine.search.scoring import LINE_WEIGHT
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.engine.sessions import index as session_index
+from clawmem.engine.text_clip import clip_cells
 
 PATH_TIERS = {3: "full path", 2: "file name", 1: "file stem"}  # what of a path the query named
 
@@ -124,6 +127,108 @@ def qualifies_note(hit: SearchHit, response: SearchResponse, min_score: float) -
     verdict = "≥" if b.qualifying >= min_score else "<"
     ranked = f" · ranked at {b.pre_threshold:.3f} by age" if b.decay < 1 else ""
     return f"qualifies at {b.qualifying:.3f} {verdict} min score {min_score:g}{ranked}"
+
+
+@dataclass(frozen=True)
+class BreakdownRow:
+    """One line of a hit's breakdown: what it is, the number, and the words that explain it.
+    The CLI prints it as a line, the app as a row with a bar; both take every word from here."""
+
+    label: str  # vector, best line, keyword, date, content, decay, importance, project, score, MMR rank, …
+    value: float | None  # None: a row of words only
+    words: str
+    op: str = ""  # "×" a factor applied, "=" the result
+    digits: int = 2  # the precision the number is shown with (the shares as in the content sum)
+    bar: bool = False  # a 0–1 share, drawn as a bar where there is room
+    detail: bool = False  # a detail of the row above it (the best line of the vector, the date of the keyword)
+    tone: str = ""  # "warn": below the threshold; "danger": an untrusted origin
+
+
+def breakdown_rows(hit: SearchHit, response: SearchResponse, min_score: float) -> list[BreakdownRow]:
+    """Every step from the two legs to the shown score, then where the hit came from."""
+    b = hit.breakdown
+    rows = [BreakdownRow("vector", b.vector, _vector_words(hit), bar=True)]
+    if b.line is not None:
+        quote = best_line_quote(hit)
+        words = f"line {b.line} · cosine {_n(b.line_cosine)}" + (f" · “{quote}”" if quote else "")
+        rows.append(BreakdownRow("best line", b.line_vector, words, bar=True, detail=True))
+    rows.append(BreakdownRow("keyword", b.keyword, keyword_note(hit, response.scoring), bar=True))
+    if b.date_match is not None:
+        rows.append(
+            BreakdownRow("date", b.date_match, date_note(b.date_match, response), digits=2, bar=True, detail=True)
+        )
+    content = content_sum(hit, response)
+    if b.path_tier:
+        content += f"  → (1+c)/2 ({path_tier_label(b.path_tier)})"
+    rows += [
+        BreakdownRow("content", b.content, content, bar=True),
+        BreakdownRow("decay", b.decay, age_note(hit, response), op="×", digits=3, bar=True),
+        BreakdownRow(
+            "importance",
+            b.importance_factor,
+            f"importance {b.importance}" if b.importance else "no importance annotation",
+            op="×",
+        ),
+        BreakdownRow("project", b.project_factor, ", ".join(hit.project_keys) or "untagged", op="×"),
+        BreakdownRow(
+            "score",
+            b.pre_threshold,
+            qualifies_note(hit, response, min_score),
+            op="=",
+            digits=3,
+            bar=True,
+            tone="" if b.passed_threshold else "warn",
+        ),
+    ]
+    return rows + _where_rows(hit)
+
+
+def _vector_words(hit: SearchHit) -> str:
+    b = hit.breakdown
+    words = f"cosine {_n(b.vector_raw)}" if b.vector_raw is not None else "no vector for this chunk"
+    if b.vector_z is not None:
+        words += f" · {b.vector_z:+.1f} σ vs background"
+    if b.vector_note:
+        words += f" · {b.vector_note}"
+    if b.line is not None:
+        words += f" · {1 - LINE_WEIGHT:g}·chunk + {LINE_WEIGHT:g}·best line"
+    return words
+
+
+def _where_rows(hit: SearchHit) -> list[BreakdownRow]:
+    """Its place in the order, who wrote it, and the session it came from."""
+    b = hit.breakdown
+    rows = [
+        BreakdownRow("MMR rank", None, f"#{b.mmr_rank}" if b.mmr_rank else "—"),
+        BreakdownRow("found by", None, ", ".join(hit.legs) or "—"),
+        BreakdownRow(
+            "origin",
+            None,
+            hit.provenance.origin_class + (" · superseded" if hit.status == "superseded" else ""),
+            tone="danger" if hit.provenance.origin_class == "untrusted" else "",
+        ),
+    ]
+    sid = session_index.session_id_of(hit.path) if hit.source == "sessions" else None
+    if sid is not None and hit.path.startswith(session_index.OPENCLAW_PREFIX):
+        seqs = f"seq {hit.start_line - 1}-{hit.end_line - 1}"  # line N holds OpenClaw's seq N-1
+        rows.append(BreakdownRow("session", None, f"OpenClaw's {sid} ({hit.provenance.session_kind}) · events {seqs}"))
+    elif sid is not None:
+        events = f"events {hit.start_line}-{hit.end_line}"
+        rows.append(BreakdownRow("session", None, f"{sid} ({hit.provenance.session_kind}) · {events}"))
+    return rows
+
+
+def best_line_quote(hit: SearchHit, width: int = 30) -> str:
+    """The best line's words (from the snippet), cut to ``width`` terminal cells."""
+    b = hit.breakdown
+    lines = hit.snippet.split("\n")
+    if b.line is None or not 0 <= b.line - hit.start_line < len(lines):
+        return ""
+    return clip_cells(lines[b.line - hit.start_line].strip(), width)
+
+
+def _n(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def hit_record(hit: SearchHit) -> dict[str, Any]:

@@ -56,6 +56,6 @@ def test_the_weights_used_are_the_weights_shown(
     assert f"({shown[0]}·vector {vector:.3f} + {shown[1]}·keyword {keyword:.3f})" in text  # … the MCP sentence
     assert main(["--home", str(home), "--workspace", str(workspace), "search", QUERY, "--explain", "--no-record"]) == 0
     out = capsys.readouterr().out
-    assert f"= {shown[0]}·vector + {shown[1]}·keyword" in out  # … and the CLI
+    assert f"= {shown[0]}·{vector:.2f} + {shown[1]}·{keyword:.2f}" in out  # … and the CLI, the same row
     other = "0.5" if shown[0] == "0.7" else "0.7"
-    assert f"= {other}·vector" not in out
+    assert f"= {other}·" not in out and f"= {other}·" not in text

@@ -507,4 +507,5 @@ def test_index_embeds_lines_and_explain_names_the_best_line(
     assert hit["startLine"] <= b["line"] <= hit["endLine"] and b["line"] > hit["startLine"]  # not the heading
     assert 0 < b["lineCosine"] <= 1 and 0 <= b["lineVector"] <= 1
     code, out, _ = run(capsys, *flags, "search", "who upgraded the hotel room", "--explain", "--no-record")
-    assert f"best line  {b['line']}: " in out and "vector = 0.7·chunk + 0.3·line" in out
+    assert f"  best line {b['lineVector']:.2f}     line {b['line']} · cosine {b['lineCosine']:.3f}" in out
+    assert "· 0.7·chunk + 0.3·best line" in out

@@ -153,7 +153,7 @@ def test_cli_json_and_explain_show_the_dates(diary_engine: MemoryEngine, capsys:
     assert main([*base, "search", "deploy pipeline on August 20", "--explain", "--min-score", "0"]) == 0
     text = capsys.readouterr().out
     assert "dates: 2026-08-20 (August 20) · 1 diary of them" in text
-    assert "    date       1.00  (the query's dates" in text
+    assert "      date      1.00     of 2026-08-20, asked for" in text
 
 
 def test_with_decay_on_a_diary_ages_from_the_dates_asked(diary_engine: MemoryEngine, tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from dataclasses import fields
 
 from clawmem.engine.dreaming.models import CandidateExplanation, HistoryItem, Operation, Proposal, RevertResult
 from clawmem.engine.openclaw.dreaming import OpenClawCandidate, OpenClawDreaming
+from clawmem.engine.text_clip import clip_flat
 from clawmem.tui.widgets.breakdown import bar
 from clawmem.tui.widgets.diff_view import unified_diff
 from rich.console import Group, RenderableType
@@ -36,11 +37,6 @@ CANDIDATE_MARK = {
 _COMMENT = re.compile(r"^\s*<!--.*?-->\s*$", re.MULTILINE)
 
 
-def _short(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def when(iso: str | None) -> str:
     """``2026-11-05T09:00:00.000Z`` → ``2026-11-05 09:00``."""
     return "—" if not iso else iso[:16].replace("T", " ")
@@ -60,7 +56,7 @@ def proposal_cells(p: Proposal) -> tuple[Text, ...]:
         Text(p.mode),
         Text(when(p.created_at), style="dim"),
         _changes(p.added, p.merged, p.superseded),
-        Text(_short(note, 200) or "—", style="dim" if not note else "", no_wrap=True, overflow="ellipsis"),
+        Text(clip_flat(note, 200) or "—", style="dim" if not note else "", no_wrap=True, overflow="ellipsis"),
     )
 
 
@@ -72,7 +68,7 @@ def operation_cells(op: Operation) -> tuple[Text, ...]:
         Text(str(op.signal_count)),
         Text(str(op.unique_queries)),
         Text(op.source, no_wrap=True, overflow="ellipsis"),
-        Text(_short(op.snippet, 300), no_wrap=True, overflow="ellipsis"),
+        Text(clip_flat(op.snippet, 300), no_wrap=True, overflow="ellipsis"),
     )
 
 
@@ -262,7 +258,7 @@ def candidate_cells(e: CandidateExplanation) -> tuple[Text, ...]:
         Text(str(e.unique_queries)),
         Text(e.source, no_wrap=True, overflow="ellipsis"),
         Text(
-            _short(e.snippet, 300),
+            clip_flat(e.snippet, 300),
             style="dim" if e.status in ("excluded", "promoted") else "",
             no_wrap=True,
             overflow="ellipsis",
@@ -383,7 +379,7 @@ def render_explain(e: CandidateExplanation, min_score: float) -> RenderableType:
     verdict = Text.assemble(("Why: " if e.status != "promotable" else "Verdict: ", "bold"), (e.reason, style))
     return Group(
         head,
-        Text(_short(e.snippet, 400), style="italic", no_wrap=True, overflow="ellipsis"),
+        Text(clip_flat(e.snippet, 400), style="italic", no_wrap=True, overflow="ellipsis"),
         verdict,
         Text(""),
         Text("Gates", style="bold"),
@@ -475,7 +471,7 @@ def openclaw_candidate_cells(c: OpenClawCandidate) -> tuple[Text, ...]:
         Text(str(e.unique_queries)),
         Text(e.source, no_wrap=True, overflow="ellipsis"),
         Text(held, style="bold red" if c.held_back_by else style),
-        Text(_short(e.snippet, 300), no_wrap=True, overflow="ellipsis"),
+        Text(clip_flat(e.snippet, 300), no_wrap=True, overflow="ellipsis"),
     )
 
 

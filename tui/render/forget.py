@@ -11,6 +11,7 @@ from typing import Any
 from clawmem.engine.forget.service import ForgetPlan, ForgetResult, plan_lines_by_reason
 from clawmem.engine.openclaw.sessions import OpenClawSession
 from clawmem.engine.sessions.service import SessionSummary
+from clawmem.engine.text_clip import clip_flat
 from clawmem.tui.render.sessions import origin_text
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -35,13 +36,8 @@ def counted(count: int, word: str, plural: str | None = None) -> str:
     return f"{count} {word if count == 1 else (plural or word + 's')}"
 
 
-def _short(text: str, limit: int = 400) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _one_line(text: str, style: str = "") -> Text:
-    return Text(_short(text), style=style, no_wrap=True, overflow="ellipsis")
+    return Text(clip_flat(text, 400), style=style, no_wrap=True, overflow="ellipsis")
 
 
 def _grid(*widths: int | None) -> Table:
@@ -75,7 +71,7 @@ def _entries(plan: ForgetPlan) -> list[RenderableType]:
             head.append("  mixed lineage: removed whole", style="yellow")
         out += [Text(""), head, Text(f"  from {', '.join(e.sessions)}", style="dim")]
         for line in e.text.split("\n"):
-            out.append(Text.assemble(("- ", "bold red"), (_short(line, 600), "red")))
+            out.append(Text.assemble(("- ", "bold red"), (clip_flat(line, 600), "red")))
     if plan.untargetable_entry_keys:
         out += [
             Text(""),
@@ -216,7 +212,7 @@ def _recall(plan: ForgetPlan) -> list[RenderableType]:
         )
         out.append(
             Text.assemble(
-                ("  ", ""), ("- ", "bold red"), (_short(r.snippet, 300), "red"), no_wrap=True, overflow="ellipsis"
+                ("  ", ""), ("- ", "bold red"), (clip_flat(r.snippet, 300), "red"), no_wrap=True, overflow="ellipsis"
             )
         )
     if not plan.recall_entries:
