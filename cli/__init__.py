@@ -11,7 +11,15 @@ import argparse
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the CLI's commands to ``clawmem``'s subcommands."""
-    from clawmem.cli import context_cmds, dream_cmds, index_cmds, intent_cmds, search_cmds, session_cmds
+    from clawmem.cli import (
+        context_cmds,
+        dream_cmds,
+        index_cmds,
+        intent_cmds,
+        search_cmds,
+        session_cmds,
+        supersede_cmds,
+    )
 
-    for module in (index_cmds, search_cmds, context_cmds, dream_cmds, intent_cmds, session_cmds):
+    for module in (index_cmds, search_cmds, context_cmds, dream_cmds, intent_cmds, session_cmds, supersede_cmds):
         module.register(sub)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from clawmem.engine.config import Clock, Settings
 from clawmem.engine.context.service import ContextService
+from clawmem.engine.curation.service import CurationService
 from clawmem.engine.dreaming.service import DreamingService
 from clawmem.engine.embed.provider import EmbeddingProvider
 from clawmem.engine.forget.service import ForgetService
@@ -56,6 +57,7 @@ class MemoryEngine:
         self.dreaming = DreamingService(runtime, index)
         self.forget = ForgetService(runtime, index, openclaw)
         self.context = ContextService(runtime, searcher)
+        self.curation = curation = CurationService(runtime, index)
 
         # The index: provider, identity, sync, the embedding pass.
         self.provider_choice = index.provider_choice
@@ -82,6 +84,10 @@ class MemoryEngine:
         self.disk_matches = files.disk_matches
         self.save_conflict_copy = files.save_conflict_copy
         self.require_workspace = runtime.require_workspace
+        # Curation: a changed fact marked superseded by its newer version (and undone); agents'
+        # proposals are engine.curation.propose / proposals / accept / reject.
+        self.supersede = curation.supersede
+        self.unsupersede = curation.unsupersede
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -35,6 +35,11 @@ INSTRUCTIONS = (
     "MEMORY.md). Mark text from web pages or other people webSourced/untrusted."
 )
 
+PROPOSE_NOTE = (
+    " When a fact changed (a newer entry replaces an older one), propose marking the older one superseded with "
+    "supersede_propose; the person accepts or rejects it."
+)
+
 
 def _validation_line(exc: ValidationError) -> str:
     errors = exc.errors()
@@ -133,7 +138,7 @@ def build_server(door: MemoryDoor, *, read_only: bool = False, append_origin: st
         "clawmem",
         title="clawmem memory",
         version=version("clawmem"),
-        instructions=INSTRUCTIONS + (" This server is read-only." if read_only else ""),
+        instructions=INSTRUCTIONS + (" This server is read-only." if read_only else PROPOSE_NOTE),
         tools=registered,
         log_level="WARNING",
         log_path=settings.home / "logs" / "clawmem.log",

@@ -568,6 +568,37 @@ class Tools:
             f"cancelled intent {intent.short_id} ({intent.fire_count}/{intent.max_fires} fires used); history kept",
         )
 
+    # ------------------------------------------------------------------ supersede_propose
+
+    def supersede_propose(
+        self,
+        older: Annotated[
+            str,
+            Field(
+                description="The entry that is out of date: PATH:LINE of its bullet, e.g. MEMORY.md:7 or "
+                "memory/2026-03-02.md:4 (a citation such as MEMORY.md#L7 works too)."
+            ),
+        ],
+        newer: Annotated[str, Field(description="The entry that replaces it: PATH:LINE of its bullet.")],
+        reason: Annotated[
+            str, Field(description="Why the newer entry replaces the older one (one sentence, ≤ 1,000 characters).")
+        ],
+    ) -> CallToolResult:
+        older_ref = check(values.entry_ref("older"), older)
+        newer_ref = check(values.entry_ref("newer"), newer)
+        try:
+            p = self.engine.curation.propose(older_ref, newer_ref, reason, origin_class=self.append_origin)
+        except ClawmemError as exc:
+            raise refuse(str(exc)) from None
+        data = {"proposal": json_form(p)}
+        how = "already proposed and still waiting" if p.duplicate else "proposed"
+        text = (
+            f"{how}: {p.older_path}:{p.older_line} superseded by {p.newer_path}:{p.newer_line} (id {p.short_id}). "
+            "Nothing was written: the person accepts it (clawmem supersede --accept "
+            f"{p.short_id}) or rejects it."
+        )
+        return result(data, text)
+
     # ------------------------------------------------------------------ context and forget
 
     def context_startup(
@@ -670,6 +701,15 @@ FORGET_DESC = (
     "cannot run it."
 )
 
+SUPERSEDE_PROPOSE_DESC = (
+    "Propose that an entry of the memory files is out of date and superseded by a newer one (a changed "
+    "preference, a moved date: older and newer as PATH:LINE of their bullets, from memory_search results). "
+    "Nothing is written: the proposal waits for the person, who accepts it — then the older entry is marked "
+    "<!-- observed: … | status: superseded | by: PATH#LN --> and ranks below its successor — or rejects it "
+    "(a rejected proposal is not taken again). Both entries are checked now: a line that is not a bullet, the "
+    "same entry twice or a newer entry that is itself superseded is refused."
+)
+
 
 def tool_specs(tools: Tools) -> list[tuple[str, Callable[..., CallToolResult], str, ToolAnnotations]]:
     """The tools this server lists (only those that write nothing when read-only)."""
@@ -721,6 +761,12 @@ def tool_specs(tools: Tools) -> list[tuple[str, Callable[..., CallToolResult], s
             INTENT_CANCEL_DESC,
             tool_notes("Cancel a standing intent", read_only=False, destructive=True, idempotent=True),
         ),
+        (
+            "supersede_propose",
+            tools.supersede_propose,
+            SUPERSEDE_PROPOSE_DESC,
+            tool_notes("Propose a superseded entry", read_only=False, destructive=False, idempotent=True),
+        ),
     ]
     return specs
 
@@ -746,6 +792,7 @@ TOOL_NAMES = (
     "intent_cancel",
     "context_startup",
     "forget_preview",
+    "supersede_propose",
 )
-WRITE_TOOLS = ("memory_append", "intent_create", "intent_cancel")
+WRITE_TOOLS = ("memory_append", "intent_create", "intent_cancel", "supersede_propose")
 __all__ = ["CORPORA", "ORIGIN_CHOICES", "READ_ONLY", "TOOL_NAMES", "WRITE_TOOLS", "Tools", "one_line", "tool_specs"]

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from clawmem.engine.curation.refs import EntryRef, parse_entry_ref
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.intents.cron import CronError, parse_cron
 from clawmem.engine.intents.service import LATEST_EXPIRY, MAX_COOLDOWN_HOURS, MAX_FIRES
@@ -103,6 +104,15 @@ def non_empty(flag: str, what: str) -> Callable[[str], str]:
         if not text.strip():
             raise ClawmemError(f"{flag} needs {what} (got an empty one)")
         return text.strip()
+
+    return convert
+
+
+def entry_ref(flag: str) -> Callable[[str], EntryRef]:
+    """One entry of a memory file, ``PATH:LINE`` (or a citation, ``PATH#L7``)."""
+
+    def convert(text: str) -> EntryRef:
+        return parse_entry_ref(text, flag)
 
     return convert
 

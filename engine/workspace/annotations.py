@@ -21,9 +21,12 @@ _PROJECT_OPEN = re.compile(r"<!--\s*(project)\s*:", re.IGNORECASE)
 _LINE_BREAK = re.compile(r"[\r\n]")
 
 OBSERVED_MARKER = re.compile(
-    r"<!--\s*observed:\s*(\d{4}-\d{2}-\d{2})\s*\|\s*status:\s*(active|superseded)\s*-->",
+    r"<!--\s*observed:\s*(\d{4}-\d{2}-\d{2})\s*\|\s*status:\s*(active|superseded)"
+    r"(?:\s*\|\s*by:\s*([^|<>\r\n]*?))?\s*-->",
     re.IGNORECASE,
 )
+"""``<!-- observed: YYYY-MM-DD | status: active|superseded [| by: PATH#LN] -->``: group 1 the date,
+group 2 the status, group 3 (optional) the pointer to the newer entry, ``PATH#LN``."""
 SUPERSEDES_MARKER = re.compile(r"<!--\s*supersedes:\s*([^\r\n]*?)\s*-->", re.IGNORECASE)
 LINEAGE_MARKER = re.compile(r"^\s*<!--\s*openclaw-memory-lineage:([^\s>]+)\s*-->\s*$")
 PROMOTION_MARKER = re.compile(r"^\s*<!--\s*openclaw-memory-promotion:([^\s>]+)\s*-->\s*$")
@@ -167,6 +170,109 @@ def extract_recall_metadata(
 def find_supersedes(text: str) -> str | None:
     m = SUPERSEDES_MARKER.search(text)
     return m.group(1).strip() or None if m else None
+
+
+# ----------------------------------------------------------------------------- status markers
+
+_POINTER = re.compile(r"^(.+?)#L?(\d+)$")
+_TRAILING_COMMENTS = re.compile(r"(?:\s*<!--[^\r\n]*?-->)*\s*$")
+_MARKER_ONLY_LINE = (LINEAGE_MARKER, PROMOTION_MARKER)
+
+
+@dataclass(frozen=True)
+class StatusMarker:
+    """One ``<!-- observed: YYYY-MM-DD | status: … [| by: PATH#LN] -->`` marker.
+
+    ``by_path`` is workspace-relative and ``by_line`` the 1-based line of the newer entry's bullet
+    when the marker was written (``None`` when the marker has no ``by`` part, or ``by_line`` when
+    its text has no ``#LN``)."""
+
+    observed: str
+    status: str  # "active" or "superseded"
+    by_path: str | None = None
+    by_line: int | None = None
+
+    @property
+    def superseded(self) -> bool:
+        return self.status == "superseded"
+
+    @property
+    def by(self) -> str | None:
+        """The pointer as written, ``PATH#LN`` (or ``PATH`` alone)."""
+        if self.by_path is None:
+            return None
+        return self.by_path if self.by_line is None else f"{self.by_path}#{self.by_line}"
+
+
+def status_marker(observed: str, status: str, by: str | None = None) -> StatusMarker:
+    """A :class:`StatusMarker` from its parts; ``by`` as written (``PATH#LN``, ``PATH#LLN`` or ``PATH``)."""
+    by_path: str | None = None
+    by_line: int | None = None
+    pointer = (by or "").strip()
+    if pointer:
+        pm = _POINTER.match(pointer)
+        if pm:
+            by_path, by_line = pm.group(1).strip(), int(pm.group(2))
+        else:
+            by_path = pointer
+    return StatusMarker(observed, status.lower(), by_path, by_line)
+
+
+def _marker_of(m: re.Match[str]) -> StatusMarker:
+    return status_marker(m.group(1), m.group(2), m.group(3))
+
+
+def parse_status_marker(line: str) -> StatusMarker | None:
+    """The first observed/status marker on ``line`` (a marker line, or a bullet carrying one), or None."""
+    m = OBSERVED_MARKER.search(line)
+    return _marker_of(m) if m else None
+
+
+def format_status_marker(marker: StatusMarker) -> str:
+    """The marker as clawmem writes it: ``<!-- observed: D | status: S -->`` or ``… | by: PATH#LN -->``."""
+    by = marker.by
+    return f"<!-- observed: {marker.observed} | status: {marker.status}" + (f" | by: {by}" if by else "") + " -->"
+
+
+def is_status_marker_line(line: str) -> bool:
+    """A line that holds nothing but an observed/status marker."""
+    return OBSERVED_MARKER.fullmatch(line.strip()) is not None
+
+
+def inline_status_marker(line: str) -> re.Match[str] | None:
+    """The marker a bullet line *ends* with (only other ``<!-- … -->`` comments may follow it)."""
+    found = None
+    for m in OBSERVED_MARKER.finditer(line):
+        if _TRAILING_COMMENTS.fullmatch(line, m.end()):
+            found = m
+    return found
+
+
+def marker_line_above(lines: Sequence[str], bullet_index: int) -> int | None:
+    """Index of the observed/status marker line that belongs to the bullet at ``bullet_index``: the
+    line directly above it, or above it within a block of marker lines directly above it (a
+    Dreaming lineage or promotion marker may sit between). None when there is none."""
+    i = bullet_index - 1
+    while i >= 0:
+        line = lines[i].strip()
+        if OBSERVED_MARKER.fullmatch(line):
+            return i
+        if not any(p.match(line) for p in _MARKER_ONLY_LINE):
+            return None
+        i -= 1
+    return None
+
+
+def entry_status(lines: Sequence[str], bullet_index: int) -> StatusMarker | None:
+    """The status marker of the bullet at ``lines[bullet_index]`` (0-based): the marker line above it
+    (:func:`marker_line_above`), else a marker the bullet line ends with; None when it has none."""
+    above = marker_line_above(lines, bullet_index)
+    if above is not None:
+        return parse_status_marker(lines[above])
+    if not 0 <= bullet_index < len(lines):
+        return None
+    m = inline_status_marker(lines[bullet_index])
+    return _marker_of(m) if m else None
 
 
 def strip_all_markers(text: str) -> str:

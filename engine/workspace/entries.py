@@ -19,8 +19,10 @@ from clawmem.engine.workspace.annotations import (
     LINEAGE_MARKER,
     OBSERVED_MARKER,
     PROMOTION_MARKER,
+    StatusMarker,
     extract_recall_metadata,
     find_supersedes,
+    status_marker,
     strip_all_markers,
 )
 from markdown_it import MarkdownIt
@@ -45,10 +47,18 @@ class Entry:
     supersedes: str | None
     lineage_key: str | None
     promotion_key: str | None
+    superseded_by: str | None = None  # the marker's ``by`` pointer, ``PATH#LN``, as written
 
     @property
     def superseded(self) -> bool:
         return self.status == "superseded"
+
+    @property
+    def marker(self) -> StatusMarker | None:
+        """The entry's observed/status marker (with its ``by`` pointer), or None without one."""
+        if self.observed is None:
+            return None
+        return status_marker(self.observed, self.status, self.superseded_by)
 
 
 @lru_cache(maxsize=1)
@@ -139,11 +149,11 @@ def _entry(
         end -= 1
     body = lines[begin:end]
     raw = "\n".join(body)
-    observed = status = lineage = promotion = None
+    observed = status = lineage = promotion = by = None
     for _, marker in markers:
         m = OBSERVED_MARKER.search(marker)
         if m:
-            observed, status = m.group(1), m.group(2).lower()
+            observed, status, by = m.group(1), m.group(2).lower(), (m.group(3) or "").strip() or None
         m = LINEAGE_MARKER.match(marker)
         if m:
             lineage = m.group(1)
@@ -154,7 +164,7 @@ def _entry(
     if observed is None:
         m = OBSERVED_MARKER.search(raw)
         if m:
-            observed, status = m.group(1), m.group(2).lower()
+            observed, status, by = m.group(1), m.group(2).lower(), (m.group(3) or "").strip() or None
     meta = extract_recall_metadata(body, curated_root=curated_root, project_scope_eligible=project_eligible)
     flags = (INVALID_PROJECT_ANNOTATION,) if meta.project_invalid else ()
     display = strip_all_markers(raw)
@@ -178,33 +188,65 @@ def _entry(
         supersedes=find_supersedes(raw),
         lineage_key=lineage,
         promotion_key=promotion,
+        superseded_by=by,
     )
 
 
-_STATUS_CACHE: dict[tuple[str, int, int], dict[int, str]] = {}
+@dataclass(frozen=True)
+class _FileMarkers:
+    statuses: dict[int, str]  # every entry's start line -> "active" | "superseded"
+    markers: dict[int, StatusMarker]  # start line -> marker, for the entries that carry one
 
 
-def entry_statuses(path: Path, rel: str) -> dict[int, str]:
-    """{entry start line: status} of a curated file, cached by (path, size, mtime).
+_MARKER_CACHE: dict[tuple[str, int, int], _FileMarkers] = {}
+_EMPTY = _FileMarkers({}, {})
 
-    Search uses it to mark a hit superseded: the marker line sits above the bullet, often in
-    the previous chunk, so the chunk text alone cannot tell.
-    """
+
+def _file_markers(path: Path, rel: str) -> _FileMarkers:
+    """The parsed markers of one memory file, cached by (path, size, mtime): search asks for them
+    on every hit, and the marker line sits above its bullet, often in the previous chunk, so the
+    chunk's text alone cannot tell."""
+    from clawmem.engine.workspace.names import CURATED_ROOT_FILES
     from clawmem.engine.workspace.reading import FileText, read_memory_text
 
     try:
         st = path.stat()
     except OSError:
-        return {}
+        return _EMPTY
     key = (str(path), st.st_size, st.st_mtime_ns)
-    cached = _STATUS_CACHE.get(key)
+    cached = _MARKER_CACHE.get(key)
     if cached is not None:
         return cached
     read = read_memory_text(path, rel, 16 * 1024 * 1024)
-    statuses = {}
+    found = _EMPTY
     if isinstance(read, FileText):
-        statuses = {e.start_line: e.status for e in parse_entries(rel, read.text, curated_root=True)}
-    if len(_STATUS_CACHE) > 64:
-        _STATUS_CACHE.clear()
-    _STATUS_CACHE[key] = statuses
-    return statuses
+        entries = parse_entries(rel, read.text, curated_root=rel in CURATED_ROOT_FILES)
+        markers = {e.start_line: m for e in entries if (m := e.marker) is not None}
+        found = _FileMarkers({e.start_line: e.status for e in entries}, markers)
+    if len(_MARKER_CACHE) > 64:
+        _MARKER_CACHE.clear()
+    _MARKER_CACHE[key] = found
+    return found
+
+
+def forget_markers(path: Path) -> None:
+    """Drop the cached markers of a file a writer just changed (a rewrite of the same size within
+    the file system's timestamp granularity would otherwise look unchanged)."""
+    for key in list(_MARKER_CACHE):  # a copy: a search thread may add meanwhile
+        if key[0] == str(path):
+            _MARKER_CACHE.pop(key, None)
+
+
+def entry_markers(path: Path, rel: str) -> dict[int, StatusMarker]:
+    """{entry start line: its observed/status marker} of any memory file (MEMORY.md, USER.md, a
+    diary, any memory/*.md), for the entries that carry one — with the ``by`` pointer
+    (``marker.by_path``, ``marker.by_line``) of a superseded one. ``path`` the file on disk,
+    ``rel`` its workspace-relative path. Cached by (path, size, mtime); the dict is shared, do not
+    change it."""
+    return _file_markers(path, rel).markers
+
+
+def entry_statuses(path: Path, rel: str) -> dict[int, str]:
+    """{entry start line: "active" | "superseded"} of every entry of a memory file (same cache as
+    :func:`entry_markers`)."""
+    return _file_markers(path, rel).statuses

@@ -80,6 +80,9 @@ def test_every_json_output_names_its_keys_in_camel_case(
         "session list": run("session", "list", "--json"),
         "session show": run("session", "show", "sess-lingyin-02", "--json"),
         "forget": run("forget", "--session", "sess-lingyin-02", "--dry-run", "--json"),
+        "supersede": run("supersede", "USER.md:8", "--by", "USER.md:10", "--json"),
+        "supersede --undo": run("supersede", "USER.md:8", "--undo", "--json"),
+        "supersede --proposals": run("supersede", "--proposals", "--all", "--json"),
     }
     snake = [
         f"{command}: {where}"

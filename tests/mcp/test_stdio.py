@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.mcp.conftest import TODAY, error_text, keyword_home, stdio_client, structured
 
-WRITERS = {"memory_append", "intent_create", "intent_cancel"}
+WRITERS = {"memory_append", "intent_create", "intent_cancel", "supersede_propose"}
 ALL = {
     "memory_search",
     "memory_get",
@@ -18,6 +18,7 @@ ALL = {
     "intent_cancel",
     "context_startup",
     "forget_preview",
+    "supersede_propose",
 }
 
 
