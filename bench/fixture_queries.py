@@ -36,6 +36,8 @@ assert RECENCY["now"] == QUERIES["now"]
 from clawmem.engine.config import load_settings  # noqa: E402
 from clawmem.engine.facade import MemoryEngine  # noqa: E402
 
+from bench import version_rule  # noqa: E402
+
 MODES = {
     "calibrated": {"scoring": "calibrated", "legs": "hybrid"},
     "openclaw": {"scoring": "openclaw", "legs": "hybrid"},
@@ -104,11 +106,13 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--max-decay", type=float, default=None, help="search.max_decay (default: the product's)")
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
+    version_rule.add_arguments(parser)
     args = parser.parse_args()
+    print(version_rule.apply(args, probe := {}))
     rows = []
     print(f"{'mode':<14} {'settings':<12} {'hit@1':>6} {'hit@3':>6} {'MRR':>6} {'none':>5} {'recency':>8}")
     for label, decay, min_score in SETTINGS:
-        search: dict[str, object] = {"decay_enabled": decay}
+        search: dict[str, object] = {"decay_enabled": decay, **probe}
         if args.max_decay is not None:
             search["max_decay"] = args.max_decay
         with tempfile.TemporaryDirectory() as tmp:

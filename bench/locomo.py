@@ -41,6 +41,8 @@ os.environ.setdefault("CLAWMEM_TZ", "UTC")
 from clawmem.engine.config import load_settings  # noqa: E402
 from clawmem.engine.facade import MemoryEngine  # noqa: E402
 
+from bench import version_rule  # noqa: E402
+
 MODES = {
     "hybrid (calibrated, default)": {"scoring": "calibrated", "legs": "hybrid"},
     "hybrid (openclaw scoring)": {"scoring": "openclaw", "legs": "hybrid"},
@@ -275,8 +277,10 @@ def main() -> int:
     parser.add_argument("--merged", action="store_true", help="all conversations in one workspace (distractors)")
     parser.add_argument("--calibrated-only", action="store_true", help="only the default scoring (a sweep)")
     parser.add_argument("--max-decay", type=float, default=None, help="search.max_decay (default: the product's)")
+    version_rule.add_arguments(parser)
     args = parser.parse_args()
     search: dict[str, object] = {} if args.max_decay is None else {"max_decay": args.max_decay}
+    print(version_rule.apply(args, search))
     if args.merged:
         out = args.out or ROOT / "bench" / "results" / "locomo-merged.json"
         merged = run_merged(args.conversations, out)

@@ -9,7 +9,7 @@ from typing import Any
 from clawmem.cli import output
 from clawmem.engine.memory_get import MAX_CHARS
 from clawmem.engine.search.corpus import SOURCES, choose_sources
-from clawmem.engine.search.explain import breakdown_rows, hit_record, nothing_qualified
+from clawmem.engine.search.explain import breakdown_rows, hit_record, nothing_qualified, version_words
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from clawmem.engine.sessions import index as session_index
 from clawmem.engine.text_clip import clip_flat
@@ -136,7 +136,8 @@ def explain_lines(hit: SearchHit, response: SearchResponse, min_score: float) ->
 
 
 def print_hit(hit: SearchHit, explain: bool, response: SearchResponse, min_score: float) -> None:
-    flag = " [superseded]" if hit.status == "superseded" else ""
+    version = version_words(hit)
+    flag = f" [{version}]" if version else ""
     origin = f" [{hit.provenance.origin_class}]" if hit.provenance.origin_class in ("untrusted", "system") else ""
     source = ""
     if hit.source == "sessions":

@@ -65,6 +65,10 @@ class SearchSettings:
     # Default scoring: the most age can take off a qualifying memory's ranking score (0 = age never
     # reorders, 1 = the spec's plain multiplier, which can bury an old answer under any newer one).
     max_decay: float = 0.3
+    # Default scoring: when two qualifying daily notes are versions of one fact, the newer ranks
+    # directly above the older, which says so (engine/search/versions.py). Markers a person wrote
+    # (status: superseded) are honoured either way.
+    newer_version_first: bool = True
     snippet_max_chars: int = 700
     scoring: ScoringMode = "calibrated"  # clawmem's calibrated vectors, or the spec's raw formula
 

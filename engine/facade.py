@@ -15,8 +15,10 @@ from pathlib import Path
 from clawmem.engine.config import Clock, Settings
 from clawmem.engine.context.service import ContextService
 from clawmem.engine.curation.service import CurationService
+from clawmem.engine.curation.successors import Successor, successors
 from clawmem.engine.dreaming.service import DreamingService
 from clawmem.engine.embed.provider import EmbeddingProvider
+from clawmem.engine.errors import ClawmemError
 from clawmem.engine.forget.service import ForgetService
 from clawmem.engine.index.service import CONFIGURED, IndexService, IndexState, SyncReport
 from clawmem.engine.intents.automation import JobService
@@ -122,6 +124,14 @@ class MemoryEngine:
     @property
     def provider_loaded(self) -> bool:
         return self.index.provider_loaded
+
+    def successors(self, rel: str, line: int, *, limit: int = 8) -> list[Successor]:
+        """The entries that may have replaced the bullet at ``rel:line`` (the app's "superseded
+        by…" picker): a search for its words, each hit taken to its bullet (engine/curation/successors.py)."""
+        older = next((v.entry for v in self.entries(rel) if v.entry.start_line == line), None)
+        if older is None:
+            raise ClawmemError(f"{rel}:{line} is not the first line of an entry")
+        return successors(self.search, lambda path: [v.entry for v in self.entries(path)], older, limit=limit)
 
     def status(self, *, deep: bool = False) -> StatusReport:
         """``status [--deep]``: every figure of the spec's status output."""

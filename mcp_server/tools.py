@@ -136,6 +136,12 @@ def hit_out(
         out["sessionId"] = sid
     if hit.note:
         out["note"] = hit.note
+    if hit.superseded_by is not None or hit.newer_version is not None:
+        # a changed fact: the entry that replaced this one (a marker's pointer, else the newer result)
+        v = hit.newer_version
+        out["supersededBy"] = hit.superseded_by or (v.citation if v is not None else None)
+        if v is not None:
+            out["newerVersion"] = {"rank": v.rank, "citation": v.citation, "date": v.date, "marked": v.marked}
     if explain:
         full = hit_record(hit)
         out["fullBreakdown"] = json_form(

@@ -81,6 +81,9 @@ def why_sentence(hit: SearchHit, rank: int, r: SearchResponse, *, threshold: flo
         parts.append(f"below the {threshold:g} threshold, returned because nothing qualified and {why}")
     elif hit.note:
         parts.append(hit.note)
+    version = version_words(hit)
+    if version is not None:
+        parts.append(f"{version}, so ranked below it" if hit.newer_version is not None else version)
     legs = ", ".join(hit.legs)
     return "; ".join(parts) + (f"; found by {legs}." if legs else ".")
 
@@ -195,10 +198,26 @@ def _vector_words(hit: SearchHit) -> str:
     return words
 
 
+def version_words(hit: SearchHit) -> str | None:
+    """What replaced this hit, in words ("older version of #1 (2026-10-12)"), or None."""
+    v = hit.newer_version
+    if v is not None:
+        when = f" ({v.date})" if v.date else ""
+        how = "marked superseded by" if v.marked else "older version of"
+        return f"{how} #{v.rank}{when}"
+    if hit.superseded_by is not None:
+        return f"marked superseded by {hit.superseded_by}"
+    if hit.status == "superseded":
+        return "marked superseded"
+    return None
+
+
 def _where_rows(hit: SearchHit) -> list[BreakdownRow]:
-    """Its place in the order, who wrote it, and the session it came from."""
+    """Its place in the order, what replaced it, who wrote it, and the session it came from."""
     b = hit.breakdown
-    rows = [
+    version = version_words(hit)
+    rows = [BreakdownRow("version", None, version, tone="warn")] if version else []
+    rows += [
         BreakdownRow("MMR rank", None, f"#{b.mmr_rank}" if b.mmr_rank else "—"),
         BreakdownRow("found by", None, ", ".join(hit.legs) or "—"),
         BreakdownRow(
@@ -274,5 +293,16 @@ def hit_record(hit: SearchHit) -> dict[str, Any]:
         "projectKeys": list(hit.project_keys),
         "legs": list(hit.legs),
         "note": hit.note,
+        "supersededBy": hit.superseded_by,
+        "newerVersion": (
+            None
+            if hit.newer_version is None
+            else {
+                "rank": hit.newer_version.rank,
+                "citation": hit.newer_version.citation,
+                "date": hit.newer_version.date,
+                "marked": hit.newer_version.marked,
+            }
+        ),
         "sessionId": session_index.session_id_of(hit.path) if hit.source == "sessions" else None,
     }

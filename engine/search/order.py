@@ -11,6 +11,11 @@ from dataclasses import dataclass
 from clawmem.engine.config import SearchSettings
 from clawmem.engine.kinds import SearchMode
 from clawmem.engine.search.scoring import Scored, Scorer
+from clawmem.engine.search.versions import OlderVersion
+
+# (the selected hits, every qualifying live hit) -> the order with newer versions first, and
+# {older chunk id: its newer version} (engine/search/versions.py)
+VersionOrder = Callable[[list[Scored], list[Scored]], tuple[list[Scored], dict[str, OlderVersion]]]
 
 
 class LazyOrder:
@@ -60,6 +65,7 @@ class Selection:
     near_misses: list[Scored]
     mmr_rank: dict[str, int]
     rescue: bool  # nothing qualified: the best hits the scorer rescues were returned instead
+    older: dict[str, OlderVersion]  # {chunk id: its newer version among the results} (a changed fact)
 
 
 def select(
@@ -71,6 +77,7 @@ def select(
     max_results: int,
     min_score: float,
     keyword_found: bool,
+    versions: VersionOrder | None = None,
 ) -> Selection:
     """Order the live hits and choose the results and the near-misses."""
     live = [x for x in scored if x.excluded is None]
@@ -97,6 +104,11 @@ def select(
             lambda x: x.cand.id not in chosen and x.cand.kw is not None and x.score.vector_raw is None,
             max_results - len(selected),
         )
+    older: dict[str, OlderVersion] = {}
+    if versions is not None and selected and not rescue:
+        # A changed fact: a hit's newer version directly above it (exact-path hits keep their tier).
+        qualifying = [x for x in live if x.qualifies >= min_score and x.score.path_tier == 0]
+        selected, older = versions(selected, qualifying)
     chosen_ids = {x.cand.id for x in selected}
     misses = scorer.near_misses([x for x in live if x.cand.id not in chosen_ids], min_score)
     # The best max_results of what was not returned: below the threshold, or left out (an invalid
@@ -114,4 +126,4 @@ def select(
     )[:max_results]
     # Each shown hit's MMR rank: the order is read on until every one of them has its place.
     mmr_rank = order.ranks({x.cand.id for x in (*selected, *near) if x.excluded is None})
-    return Selection(selected, near, mmr_rank, rescue)
+    return Selection(selected, near, mmr_rank, rescue, older)

@@ -11,11 +11,11 @@ breakdown:
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
+from pathlib import Path
 
 import apsw
 from clawmem.engine.config import Settings
@@ -23,17 +23,16 @@ from clawmem.engine.embed.provider import EmbeddingProvider
 from clawmem.engine.kinds import Legs, ScoringMode, origin_class
 from clawmem.engine.search import calibration as cal
 from clawmem.engine.search.caches import SearchCaches
-from clawmem.engine.search.candidates import gather
+from clawmem.engine.search.candidates import BestLine, gather
 from clawmem.engine.search.order import select
 from clawmem.engine.search.ranking import snippet_of
 from clawmem.engine.search.scoring import Scored, scorer_for
-from clawmem.engine.search.types import Provenance, SearchHit, SearchResponse
+from clawmem.engine.search.types import NewerVersion, Provenance, SearchHit, SearchResponse
 from clawmem.engine.search.vector import VectorMatrix
+from clawmem.engine.search.versions import OlderVersion, fact_date, order_versions
 from clawmem.engine.times import iso_instant
-from clawmem.engine.workspace.entries import entry_statuses
-from clawmem.engine.workspace.names import CURATED_ROOT_FILES
-
-SUPERSEDED = re.compile(r"<!--\s*observed:[^>]*status:\s*superseded\s*-->", re.IGNORECASE)
+from clawmem.engine.workspace.annotations import StatusMarker
+from clawmem.engine.workspace.entries import entry_markers, entry_statuses
 
 
 @dataclass(frozen=True)
@@ -62,12 +61,48 @@ class VectorContext:
     provider_key: str | None = None  # whose line vectors the calibrated scoring may read
 
 
-def _status(settings: Settings, path: str, start: int, end: int, text: str) -> str:
-    """ "superseded" when the curated entry this chunk holds carries a superseded marker."""
-    if path not in CURATED_ROOT_FILES:
-        return "superseded" if SUPERSEDED.search(text) else "active"
-    statuses = entry_statuses(settings.workspace / path, path)
-    return next((st for line, st in sorted(statuses.items()) if start <= line <= end), "active")
+class Markers:
+    """The observed/status marker of the entry each hit is about, in any memory file: the entry
+    that holds the hit's best line (calibrated scoring), else the first entry the chunk holds.
+    Read once per hit per search (the files' parsed markers are cached by size and mtime)."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self._seen: dict[str, StatusMarker | None] = {}
+
+    def of(self, x: Scored) -> StatusMarker | None:
+        c = x.cand
+        if c.id not in self._seen:
+            self._seen[c.id] = self._read(c.source, c.path, c.start_line, c.end_line, x.score.line)
+        return self._seen[c.id]
+
+    def _read(self, source: str, path: str, start: int, end: int, best: BestLine | None) -> StatusMarker | None:
+        if source != "memory":
+            return None
+        markers = entry_markers(self.workspace / path, path)
+        if not markers:
+            return None
+        starts = sorted(entry_statuses(self.workspace / path, path))
+        ref = best.number if best is not None and start <= best.number <= end else start
+        entry = max((s for s in starts if s <= ref), default=None)
+        if entry is None or (best is None and entry < start and any(start <= s <= end for s in starts)):
+            entry = next((s for s in starts if start <= s <= end), None)
+        return markers.get(entry) if entry is not None else None
+
+    def newer(self, x: Scored, pool: Sequence[Scored]) -> Scored | None:
+        """The hit in ``pool`` a superseded marker on ``x``'s entry points at (its ``by``)."""
+        m = self.of(x)
+        if m is None or not m.superseded or m.by_path is None:
+            return None
+        line = m.by_line
+        return next(
+            (
+                y
+                for y in pool
+                if y.cand.path == m.by_path and (line is None or y.cand.start_line <= line <= y.cand.end_line)
+            ),
+            None,
+        )
 
 
 def _miss_note(returned: bool, *, keyword: bool) -> str:
@@ -121,6 +156,18 @@ def run_search(
     )
     # a chunk that vanished since a leg saw it (a concurrent sync or forget) is not scored
     scored = [scorer.score(c, m, pool) for c in pool.cands.values() if (m := pool.meta.get(c.id)) is not None]
+    markers = Markers(settings.workspace)
+
+    def versions(selected: list[Scored], qualifying: list[Scored]) -> tuple[list[Scored], dict[str, OlderVersion]]:
+        return order_versions(
+            selected,
+            qualifying,
+            req.max_results,
+            marked_newer=markers.newer,
+            # a question that names a day asks for the fact as it was then: no version is moved
+            find=s.newer_version_first and not pool.dated.weight,
+        )
+
     chosen = select(
         scored,
         scorer,
@@ -129,7 +176,19 @@ def run_search(
         max_results=req.max_results,
         min_score=req.min_score,
         keyword_found=bool(pool.keyword_hits),
+        versions=versions if scorer.orders_versions else None,
     )
+    rank_of = {x.cand.id: i + 1 for i, x in enumerate(chosen.results)}
+    by_id = {x.cand.id: x for x in chosen.results}
+
+    def newer_version(item: Scored) -> NewerVersion | None:
+        link = chosen.older.get(item.cand.id)
+        if link is None:
+            return None
+        y = by_id[link.newer_id]
+        day = fact_date(y.cand.path)
+        line = y.score.line.number if y.score.line is not None else y.cand.start_line
+        return NewerVersion(rank_of[y.cand.id], f"{y.cand.path}#L{line}", day.isoformat() if day else None, link.marked)
 
     def to_hit(item: Scored, returned: bool) -> SearchHit:
         c, bd, public, excluded, qualifies = item
@@ -147,7 +206,9 @@ def run_search(
             breakdown=bd.breakdown(chosen.mmr_rank.get(c.id), passed),
             triggers=tuple(t for t in (m.triggers or "").split("; ") if t),
             project_keys=tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip()),
-            status=_status(settings, c.path, c.start_line, c.end_line, m.text),
+            status="superseded" if (mk := markers.of(item)) is not None and mk.superseded else "active",
+            superseded_by=mk.by if mk is not None and mk.superseded else None,
+            newer_version=newer_version(item),
             legs=tuple(sorted(c.legs)),
             note=excluded or (None if passed else _miss_note(returned, keyword=c.kw is not None)),
         )

@@ -234,6 +234,9 @@ class Scorer:
         raise NotImplementedError
 
     rescues_without_keywords = False
+    # A changed fact's newer version above the older (engine/search/versions.py); OpenClaw's own
+    # scoring has no such rule and stays exactly OpenClaw's order.
+    orders_versions = False
 
     def rescues(self, x: Scored) -> bool:
         """Whether a hit is returned when nothing qualifies (OpenClaw: its keyword hits)."""
@@ -276,6 +279,7 @@ class CalibratedScorer(Scorer):
         return round(qualifying, 6)
 
     rescues_without_keywords = True
+    orders_versions = True
 
     def rescues(self, x: Scored) -> bool:
         return x.public > 0

@@ -45,6 +45,18 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class NewerVersion:
+    """A hit is an older version of another result: that one's rank (1-based), its citation
+    (``PATH#LN``), the day it was written, and whether a superseded marker said so (else the
+    search found it, engine/search/versions.py)."""
+
+    rank: int
+    citation: str
+    date: str | None
+    marked: bool
+
+
+@dataclass(frozen=True)
 class SearchHit:
     chunk_id: str
     path: str
@@ -57,9 +69,11 @@ class SearchHit:
     breakdown: ScoreBreakdown
     triggers: tuple[str, ...] = ()
     project_keys: tuple[str, ...] = ()
-    status: str = "active"  # "superseded" for a superseded USER.md entry
+    status: str = "active"  # "superseded": its entry carries a superseded marker (any memory file)
     legs: tuple[Leg, ...] = ()  # which legs found it
     note: str | None = None  # why it is a near-miss, or how it got in (returned when nothing qualified)
+    superseded_by: str | None = None  # the marker's pointer to the newer entry, ``PATH#LN``, as written
+    newer_version: NewerVersion | None = None  # the result this one is an older version of
 
 
 @dataclass(frozen=True)

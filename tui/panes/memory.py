@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 from typing import ClassVar
 
 from clawmem.engine.facade import EntryView
 from clawmem.engine.workspace.catalog import FileInfo, FileSnapshot
 from clawmem.tui.messages import EditFile
+from clawmem.tui.modals.confirm import ConfirmModal
+from clawmem.tui.modals.supersede import SupersedeModal
 from clawmem.tui.panes.pane import Pane
 from clawmem.tui.widgets.measured_table import MeasuredTable
 from clawmem.tui.widgets.table_sync import sync_rows
@@ -139,9 +142,17 @@ class MemoryPane(Pane):
             tooltip="Switch between the rendered file and its source with line numbers.",
         ),
         Binding("e", "edit", "Edit", id="memory.edit", tooltip="Open the selected file in the Editor pane."),
+        Binding(
+            "s",
+            "supersede",
+            "Supersede",
+            id="memory.supersede",
+            tooltip="Mark the selected entry superseded by a newer one (pick it); on a superseded entry, undo.",
+        ),
         Binding("r", "reload", "Reload", show=False, id="memory.reload", tooltip="Re-read the files from disk."),
     ]
     HELP = "memory"
+    NOTIFY_TITLE = "memory"
 
     def __init__(self) -> None:
         super().__init__(id="memory-pane")
@@ -432,4 +443,63 @@ class MemoryPane(Pane):
             self.post_message(EditFile(self.current, line))
 
     def action_reload(self) -> None:
+        self.refresh_from_engine(frozenset())
+
+    # ------------------------------------------------------------------ a changed fact
+
+    def _selected_entry(self) -> EntryView | None:
+        table = self.query_one(EntriesTable)
+        if not self._entries or table.row_count == 0:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return next((v for v in self._entries if _entry_key(v) == key), None)
+
+    def action_supersede(self) -> None:
+        """Mark the selected entry superseded by the one the person picks (or undo its mark):
+        the same write as ``clawmem supersede`` (engine/curation/service.py)."""
+        view, rel = self._selected_entry(), self.current
+        if view is None or rel is None:
+            self.notify("Select an entry in the entries table first.", severity="warning")
+            return
+        e = view.entry
+        ref = f"{rel}:{e.start_line}"
+        if e.superseded:
+            pointer = f" by {e.superseded_by}" if e.superseded_by else ""
+            body = f"{ref} is marked superseded{pointer}. Put back what was there before the mark?"
+
+            def undo(yes: bool | None) -> None:
+                if yes:
+                    self.run_engine(
+                        lambda: self.engine.unsupersede(ref),
+                        lambda _: self._changed(f"{ref}: the superseded mark is undone"),
+                        group="memory-supersede",
+                        failure=f"{ref} could not be changed",
+                    )
+
+            self.app.push_screen(ConfirmModal(f"Undo: {ref}", body, yes="Undo", no="Keep"), undo)
+            return
+        if e.kind != "bullet":
+            self.notify("Only a bullet entry can be marked superseded.", severity="warning")
+            return
+        self.run_engine(
+            lambda: self.engine.successors(rel, e.start_line),
+            lambda found: self.app.push_screen(SupersedeModal(ref, e.display, found), self._mark(ref)),
+            group="memory-supersede",
+            failure=f"candidates for {ref} could not be found",
+        )
+
+    def _mark(self, ref: str) -> Callable[[str | None], None]:
+        def mark(newer: str | None) -> None:
+            if newer:
+                self.run_engine(
+                    lambda: self.engine.supersede(ref, newer),
+                    lambda _: self._changed(f"{ref} is marked superseded by {newer}"),
+                    group="memory-supersede",
+                    failure=f"{ref} could not be marked",
+                )
+
+        return mark
+
+    def _changed(self, message: str) -> None:
+        self.notify(message, title=self.NOTIFY_TITLE)
         self.refresh_from_engine(frozenset())

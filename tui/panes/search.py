@@ -63,6 +63,9 @@ def hit_cells(rank: int, hit: SearchHit) -> tuple[Text, ...]:
         flags.append(("[system] ", "magenta"))
     if hit.status == "superseded":
         flags.append(("superseded ", "yellow"))
+    if hit.newer_version is not None:  # a changed fact: the newer version ranks right above
+        flags.append((f"older ↑#{hit.newer_version.rank} ", "yellow"))
+    struck = "strike" if hit.status == "superseded" or hit.newer_version is not None else ""
     return (
         Text(str(rank), style="dim"),
         Text(f"{hit.score:.3f}", style="bold" if b.passed_threshold else "yellow"),
@@ -72,7 +75,7 @@ def hit_cells(rank: int, hit: SearchHit) -> tuple[Text, ...]:
         Text("—" if b.age_days is None else f"{b.decay:.2f}", style="yellow" if b.decay < 0.5 else ""),
         Text(f"{b.importance_factor:.2f}" if b.importance else "—"),
         Text(f"{b.project_factor:.2f}" if b.project_factor != 1.0 else "—"),
-        Text.assemble(*flags, (snippet[:200], dim), no_wrap=True, overflow="ellipsis"),
+        Text.assemble(*flags, (snippet[:200], f"{dim} {struck}".strip()), no_wrap=True, overflow="ellipsis"),
     )
 
 

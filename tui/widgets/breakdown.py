@@ -3,7 +3,7 @@ the threshold produced its score — with bars and the numbers behind them."""
 
 from __future__ import annotations
 
-from clawmem.engine.search.explain import breakdown_rows
+from clawmem.engine.search.explain import breakdown_rows, version_words
 from clawmem.engine.search.types import SearchHit, SearchResponse
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -41,8 +41,9 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
         ("  ·  ", "dim"),
         ("passed" if b.passed_threshold else "below threshold", "green" if b.passed_threshold else "yellow"),
     )
-    if hit.status == "superseded":
-        head.append("  ·  SUPERSEDED", style="bold yellow")
+    version = version_words(hit)
+    if version is not None:
+        head.append(f"  ·  {'SUPERSEDED' if version == 'marked superseded' else version}", style="bold yellow")
     if hit.provenance.origin_class == "untrusted":
         head.append("  ·  [untrusted]", style="bold red")
     rows = breakdown_rows(hit, response, min_score)

@@ -1,0 +1,27 @@
+"""The changed-fact rule's alternatives for the retrieval benches (bench/locomo.py,
+bench/fixture_queries.py): on or off, and the two thresholds of engine/search/versions.py, so
+each alternative is measured the same way everywhere (bench/RESULTS.md, "A changed fact")."""
+
+from __future__ import annotations
+
+import argparse
+
+from clawmem.engine.search import versions
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--versions", choices=("on", "off"), default=None, help="search.newer_version_first")
+    parser.add_argument("--version-overlap", type=float, default=None, help="versions.VERSION_OVERLAP (a sweep)")
+    parser.add_argument("--version-relevance", type=float, default=None, help="versions.VERSION_RELEVANCE (a sweep)")
+
+
+def apply(args: argparse.Namespace, search: dict[str, object]) -> str:
+    """Set the rule for this run (settings in ``search``, thresholds on the module); its label."""
+    if args.versions is not None:
+        search["newer_version_first"] = args.versions == "on"
+    if args.version_overlap is not None:
+        versions.VERSION_OVERLAP = args.version_overlap
+    if args.version_relevance is not None:
+        versions.VERSION_RELEVANCE = args.version_relevance
+    on = search.get("newer_version_first", True)
+    return f"versions {'on' if on else 'off'} (overlap {versions.VERSION_OVERLAP:g}, relevance {versions.VERSION_RELEVANCE:g})"

@@ -1,0 +1,120 @@
+"""A changed fact: when two qualifying hits are versions of one fact, the newer ranks first and
+the older says so ("older version of #1 (2026-10-12)"). README "A changed fact" has the rule in
+words; bench/RESULTS.md ("A changed fact") what each alternative rule cost.
+
+Two hits are versions of one fact when
+
+- one is *marked* superseded by the other (``<!-- observed: … | status: superseded | by: PATH#LN -->``
+  in any memory file, engine/workspace/entries.py) — always honoured; or
+- *found*: both are daily notes of different dates, the lines that answer the query (each hit's
+  best line, else its text) share at least :data:`VERSION_OVERLAP` of their words (Jaccard, the
+  tokens MMR compares), and the newer answers the query at least :data:`VERSION_RELEVANCE` as
+  well as the older (its qualifying score) — so a newer note on another subject that happens to
+  share words never jumps above a clearly better answer.
+
+Not when the question names a day ("what did we decide on August 20?"): it asks for the fact as
+it was then, and the diary of that day ranks first (engine/search/dated.py). Age alone still
+reorders by at most ``search.max_decay``; this moves a hit only above its own
+older version, never above anything else, and may bring a qualifying newer version into the
+results from below the cut (the last result then drops out).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from clawmem.engine.search.ranking import jaccard, snippet_tokens
+from clawmem.engine.search.scoring import Scored
+
+# The share of words two lines must have in common to be read as one fact said twice. MMR reads
+# a pair this close as overlapping; on the recency fixture version pairs share 0.13-0.41 and notes
+# on other subjects 0.00-0.23 (bench/RESULTS.md), so overlap alone is not enough: see below.
+VERSION_OVERLAP = 0.125
+# The newer must qualify at least half as well as the older: a version answers the same question
+# (measured 0.50-1.8× on the recency fixture's pairs), a newer note on another subject that shares
+# words with the older answers it far worse (0.35-0.45×).
+VERSION_RELEVANCE = 0.5
+
+_DIARY_DATE = re.compile(r"(?:^|/)(\d{4})-(\d{2})-(\d{2})[^/]*\.md$")
+
+
+def fact_date(path: str) -> date | None:
+    """The day a daily note was written (its file name), or None for an undated file."""
+    m = _DIARY_DATE.search(path)
+    if not m:
+        return None
+    try:
+        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return None
+
+
+def _fact_text(x: Scored) -> str:
+    """The words that answer the query: the hit's best line, else its whole text."""
+    return x.score.line.text if x.score.line is not None else x.cand.text
+
+
+def found_versions(older: Scored, newer: Scored) -> bool:
+    """Whether ``newer`` is a later version of the fact ``older`` states (module docstring)."""
+    d_old, d_new = fact_date(older.cand.path), fact_date(newer.cand.path)
+    if d_old is None or d_new is None or d_new <= d_old:
+        return False
+    if newer.qualifies < VERSION_RELEVANCE * older.qualifies:
+        return False
+    return jaccard(snippet_tokens(_fact_text(older)), snippet_tokens(_fact_text(newer))) >= VERSION_OVERLAP
+
+
+@dataclass(frozen=True)
+class OlderVersion:
+    """Why a hit sits below another: ``newer_id`` is the chunk of the newer version, ``marked``
+    whether a superseded marker said so (else the rule found it)."""
+
+    newer_id: str
+    marked: bool
+
+
+def order_versions(
+    selected: Sequence[Scored],
+    qualifying: Sequence[Scored],
+    max_results: int,
+    *,
+    marked_newer: Callable[[Scored, Sequence[Scored]], Scored | None],
+    find: bool,
+) -> tuple[list[Scored], dict[str, OlderVersion]]:
+    """The results with each hit's newest version directly above it.
+
+    ``qualifying`` are every live hit that qualifies, in the order (those not selected may be
+    brought in); ``marked_newer(x, pool)`` the hit a superseded marker on ``x`` points at, if it
+    is in ``pool``; ``find`` whether unmarked versions are looked for (calibrated scoring only).
+    Returns the new order, cut to ``max_results``, and {older chunk id: its newer version}."""
+    out = list(selected)
+    pool = list(qualifying)
+    older: dict[str, OlderVersion] = {}
+    i = 0
+    while i < len(out):  # each turn moves on or learns one more older version: it ends
+        x = out[i]
+        if x.cand.id in older or x.score.path_tier:  # exact-path hits keep their tier's place
+            i += 1
+            continue
+        newest = marked_newer(x, pool)
+        marked = newest is not None
+        if newest is None and find:
+            versions = [y for y in pool if y.cand.id != x.cand.id and found_versions(x, y)]
+            newest = max(versions, key=lambda y: (fact_date(y.cand.path) or date.min, y.qualifies), default=None)
+        if newest is None or newest.cand.id in older:  # none, or a loop of markers
+            i += 1
+            continue
+        older[x.cand.id] = OlderVersion(newest.cand.id, marked)
+        at = next((k for k, y in enumerate(out) if y.cand.id == newest.cand.id), None)
+        if at is not None and at < i:
+            i += 1
+            continue
+        if at is not None:
+            del out[at]
+        out.insert(i, newest)  # the newer directly above; it is looked at next (it may have a newer one)
+    kept = out[:max_results]
+    ids = {y.cand.id for y in kept}
+    return kept, {k: v for k, v in older.items() if k in ids}
