@@ -13,6 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--versions", choices=("on", "off"), default=None, help="search.newer_version_first")
     parser.add_argument("--version-overlap", type=float, default=None, help="versions.VERSION_OVERLAP (a sweep)")
     parser.add_argument("--version-relevance", type=float, default=None, help="versions.VERSION_RELEVANCE (a sweep)")
+    parser.add_argument("--version-bring-in", action="store_true", help="versions.BRING_IN: pull newer versions in")
 
 
 def apply(args: argparse.Namespace, search: dict[str, object]) -> str:
@@ -23,5 +24,10 @@ def apply(args: argparse.Namespace, search: dict[str, object]) -> str:
         versions.VERSION_OVERLAP = args.version_overlap
     if args.version_relevance is not None:
         versions.VERSION_RELEVANCE = args.version_relevance
+    if args.version_bring_in:
+        versions.BRING_IN = True
     on = search.get("newer_version_first", True)
-    return f"versions {'on' if on else 'off'} (overlap {versions.VERSION_OVERLAP:g}, relevance {versions.VERSION_RELEVANCE:g})"
+    rule = (
+        f"overlap {versions.VERSION_OVERLAP:g}, relevance {versions.VERSION_RELEVANCE:g}, bring in {versions.BRING_IN}"
+    )
+    return f"versions {'on' if on else 'off'} ({rule})"

@@ -19,7 +19,7 @@ Two injections make up a private session's start (OpenClaw):
 
 clawmem's rules on top (spec "Where clawmem decides"):
 
-- superseded USER.md entries (``<!-- observed: … | status: superseded -->`` + bullet) are removed
+- superseded USER.md and MEMORY.md entries (``<!-- observed: … | status: superseded -->`` + bullet) are removed
   before anything is measured: the 4,000 cap is compared with what remains, and the omitted lines
   are reported as ``omitted``;
 - MEMORY.md and USER.md load only in private main sessions (docs/memory-core.md §1) and only when their
@@ -386,7 +386,7 @@ class ContextService:
     def _bootstrap_file(
         self, name: str, fkind: str, text: str, cap: int, cap_setting: str, remaining: int, elig: Eligibility | None
     ) -> StartupFile:
-        omitted = _superseded_entries(text) if name == USER_FILE else []
+        omitted = _superseded_entries(text, name) if name == USER_FILE or name in MEMORY_FILES else []
         skip = frozenset(n for o in omitted for n in range(o.start_line, o.end_line + 1))
         considered, lines = cb.split_lines(text, skip)
         file_max = max(1, min(cap, remaining))
@@ -862,11 +862,12 @@ def _not_loaded(
     )
 
 
-def _superseded_entries(text: str) -> list[OmittedEntry]:
-    """USER.md entries marked ``status: superseded``: marker line through the bullet's last line."""
+def _superseded_entries(text: str, name: str) -> list[OmittedEntry]:
+    """USER.md or MEMORY.md entries marked ``status: superseded``: marker line through the
+    bullet's last line (a changed fact's old version never loads, README "A changed fact")."""
     clean = text.lstrip("\ufeff").replace("\r\n", "\n")
     out = []
-    for e in parse_entries(USER_FILE, clean, curated_root=True):
+    for e in parse_entries(name, clean, curated_root=True):
         if e.superseded:
             out.append(
                 OmittedEntry(

@@ -1,10 +1,11 @@
 """The entries that may have replaced one: what the app's "superseded by…" picker offers.
 
-A search for the older entry's own words (every memory file, no threshold, nothing recorded as a
-recall), each hit taken to the bullet that holds its best line, without the entry itself, entries
-already superseded and anything that is not a bullet (a supersession names two bullets:
-engine/curation/service.py). The search order is kept, not re-sorted by date: each candidate
-shows its date, and the person decides which one replaced the old fact.
+A search for the older entry's own words (every memory file, no threshold: what replaced a fact
+often reads unlike it; nothing recorded as a recall), each hit taken to the bullet that holds its
+best line — without the entry itself, entries already superseded, anything that is not a bullet
+(a supersession names two bullets: engine/curation/service.py) and daily notes written before the
+old one (they cannot be its newer version). The search order is kept, not re-sorted by date: each
+candidate shows its date, and the person decides which one replaced the old fact.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ def successors(
         return []
     # synced first: the newer entry may have been written a moment ago
     r = search(query, record=False, sync=True, min_score=0.0, max_results=limit * 2, sources=("memory",))
+    since = fact_date(older.path)
     out: list[Successor] = []
     seen = {(older.path, older.start_line)}
     parsed: dict[str, list[Entry]] = {}
@@ -63,6 +65,8 @@ def successors(
             continue
         seen.add((e.path, e.start_line))
         day = fact_date(e.path)
+        if since is not None and day is not None and day < since:
+            continue  # a note written before the old one cannot be its newer version
         out.append(Successor(f"{e.path}:{e.start_line}", e.display, day.isoformat() if day else None, hit.score))
         if len(out) >= limit:
             break

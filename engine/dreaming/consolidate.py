@@ -4,7 +4,9 @@
 Decision, per candidate, deterministic:
 
 - ``superseded`` when the candidate has a supersedes key (``<!-- supersedes: KEY -->`` on its
-  source lines) and MEMORY.md has entries carrying ``<!-- openclaw-memory-lineage:KEY -->``;
+  source lines) and MEMORY.md has entries carrying ``<!-- openclaw-memory-lineage:KEY -->``, or
+  when a person marked the source of a Dreaming-written entry superseded by the candidate's lines
+  (``Candidate.replaces``, engine/dreaming/newer.py);
 - ``merged`` when a Dreaming-written entry's normalized fact equals the candidate's snippet;
 - otherwise ``added``.
 
@@ -63,6 +65,9 @@ class Candidate:
     concept_tags: tuple[str, ...]
     project_key: str | None
     supersedes_key: str | None
+    # MEMORY.md entries (as they stand) whose source a person marked superseded by this candidate's
+    # lines (engine/dreaming/newer.py): this candidate replaces them, with ``supersedes_key``
+    replaces: tuple[str, ...] = ()
 
     @property
     def source_ref(self) -> str:
@@ -256,6 +261,8 @@ def decide(
         entry = result_entry(c, max_tokens)
         project = clean_project_key(c.project_key)
         lineage = lineage_indexes(lines, c.supersedes_key) if c.supersedes_key else []
+        # … and the entries a superseded marker on their source says this candidate replaces
+        lineage += [i for i, ln in enumerate(lines) if ln.strip() in c.replaces and i not in lineage][: len(c.replaces)]
         if c.supersedes_key and lineage:
             edited = [i for i in lineage if not entry_pristine(lines, i, written)]
             if edited:
@@ -470,7 +477,8 @@ def apply_plan(
         if entries_now.count(op.result_entry) > sum(1 for e in op.prior_entries if e == op.result_entry):
             return None
         lineage = op.lineage_key
-        if op.action == "superseded" and Counter(op.prior_entries) != Counter(lineage_entries(live(), lineage or "")):
+        expected = set(lineage_entries(live(), lineage or "")) | set(op.candidate.replaces)
+        if op.action == "superseded" and Counter(op.prior_entries) != Counter(expected):
             return None
         for prior in op.prior_entries:
             index = next((i for i, ln in enumerate(lines) if ln is not None and ln.strip() == prior), -1)
@@ -478,7 +486,9 @@ def apply_plan(
                 return None
             view = [ln if ln is not None else "" for ln in lines]
             attached = attached_lineage_key(view, index)
-            if op.action == "superseded" and attached != lineage:
+            # a replaced entry without a lineage marker of its own takes the candidate's (newer.py)
+            adopted = attached is None and prior in op.candidate.replaces
+            if op.action == "superseded" and attached != lineage and not adopted:
                 return None
             if op.action == "merged" and attached:
                 if lineage and lineage != attached:

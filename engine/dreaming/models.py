@@ -171,7 +171,8 @@ class NotPromoted:
 
     key: str
     category: str  # origin | consolidation origin/session | contamination | already promoted | rejected |
-    # selection limit | source rehydration | source changed | already in MEMORY.md | duplicate | memory budget
+    # selection limit | source rehydration | source changed | already in MEMORY.md | duplicate | memory budget |
+    # superseded (its entry is marked superseded: an old fact)
     reason: str
 
 

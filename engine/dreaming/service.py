@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from clawmem.engine.config import Clock, DreamingSettings
-from clawmem.engine.dreaming import consolidate, lineage, report
+from clawmem.engine.dreaming import consolidate, lineage, newer, report
 from clawmem.engine.dreaming.apply import current_sha256, encode_for, read_memory, restore_preimage, write_rewrite
 from clawmem.engine.dreaming.deep import explain_entry, rank
 from clawmem.engine.dreaming.eligibility import consolidation_eligible
@@ -46,13 +46,15 @@ from clawmem.engine.dreaming.models import (
 from clawmem.engine.dreaming.rehydrate import Rehydrated, RehydrationFailure, rehydrate
 from clawmem.engine.dreaming.rem import run_rem
 from clawmem.engine.dreaming.review import load, operation_to_json, to_proposal
-from clawmem.engine.errors import ClawmemError, ConflictError
+from clawmem.engine.errors import ClawmemError, ConflictError, PathRefused
+from clawmem.engine.paths import resolve_memory_path
 from clawmem.engine.recall import concept_tags, is_contaminated
 from clawmem.engine.store import dreaming_rows, recall_rows
 from clawmem.engine.store.dreaming_rows import PreimageRow, ProposalRow, RejectionRow
 from clawmem.engine.store.recall_rows import RecallRow
 from clawmem.engine.times import diary_date, iso_ms
 from clawmem.engine.workspace.annotations import find_supersedes
+from clawmem.engine.workspace.entries import MarkedEntry, marked_entries
 from clawmem.engine.workspace.names import MEMORY_FILE
 from clawmem.engine.workspace.reading import decode_memory_bytes, sha256_bytes
 from clawmem.engine.workspace.writes import MISSING
@@ -457,7 +459,7 @@ class DreamingService:
         state = read_memory(self.runtime.workspace)
         plan = consolidate.plan(
             state.text,
-            candidates,
+            [self._with_replaced(c, state.text) for c in candidates],
             day=self.clock.today(),
             budget=self.budget,
             max_loss=cfg.max_prior_entry_loss_fraction,
@@ -501,6 +503,10 @@ class DreamingService:
         focused = self._focus(row, found)
         if focused is None:
             return NotPromoted(e.key, "source rehydration", "the chunk holds only headings or comments")
+        own = newer.marker_at(self._markers(row.path), focused.start_line, focused.end_line)
+        if own is not None and own.superseded:  # an old fact: its newer version is promoted when it recurs
+            by = f"by {own.by}" if own.by else "by a newer entry"
+            return NotPromoted(e.key, "superseded", f"its entry is marked superseded {by}: an old fact is not promoted")
         candidate = consolidate.Candidate(
             key=e.key,
             path=row.path,
@@ -517,6 +523,21 @@ class DreamingService:
             supersedes_key=_supersedes_in(found, focused),
         )
         return candidate, (found.start_line, found.end_line, found.snippet)
+
+    def _markers(self, rel: str) -> tuple[MarkedEntry, ...]:
+        """The entries of a memory file that carry a marker (none for a path outside the workspace)."""
+        try:
+            path = resolve_memory_path(self.runtime.workspace, rel)
+        except PathRefused:
+            return ()
+        return marked_entries(path, rel)
+
+    def _with_replaced(self, c: consolidate.Candidate, memory_text: str) -> consolidate.Candidate:
+        """The candidate with the MEMORY.md entries it replaces by a person's marker (engine/dreaming/newer.py)."""
+        found = newer.replaced_entries(memory_text, c.path, c.start_line, c.end_line, self._markers)
+        if found is None:
+            return c
+        return replace(c, replaces=found.entries, supersedes_key=c.supersedes_key or found.lineage_key)
 
     def _display(self, row: RecallRow) -> str:
         """What DREAMS.md shows for an entry: the text promotion would write (matched lines, no

@@ -37,6 +37,11 @@ VERSION_OVERLAP = 0.125
 # (measured 0.50-1.8× on the recency fixture's pairs), a newer note on another subject that shares
 # words with the older answers it far worse (0.35-0.45×).
 VERSION_RELEVANCE = 0.5
+# Whether a qualifying newer version from below the cut is brought into the results (the last
+# result then drops out). Off: the rule reorders the results it is given ("two results that both
+# qualify"). Measured both ways (bench/RESULTS.md): bringing versions in cost LoCoMo's recall@5 at
+# min score 0 (0.838 -> 0.816), where every candidate qualifies, and gained no recency case.
+BRING_IN = False
 
 _DIARY_DATE = re.compile(r"(?:^|/)(\d{4})-(\d{2})-(\d{2})[^/]*\.md$")
 
@@ -91,7 +96,7 @@ def order_versions(
     is in ``pool``; ``find`` whether unmarked versions are looked for (calibrated scoring only).
     Returns the new order, cut to ``max_results``, and {older chunk id: its newer version}."""
     out = list(selected)
-    pool = list(qualifying)
+    pool = list(qualifying) if BRING_IN else list(selected)
     older: dict[str, OlderVersion] = {}
     i = 0
     while i < len(out):  # each turn moves on or learns one more older version: it ends

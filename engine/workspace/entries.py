@@ -193,9 +193,21 @@ def _entry(
 
 
 @dataclass(frozen=True)
+class MarkedEntry:
+    """An entry that carries an observed/status marker: its lines from the first marker line
+    (``first_line``) to its last, its bullet's line (``start_line``), and the marker."""
+
+    first_line: int
+    start_line: int
+    end_line: int
+    marker: StatusMarker
+
+
+@dataclass(frozen=True)
 class _FileMarkers:
     statuses: dict[int, str]  # every entry's start line -> "active" | "superseded"
     markers: dict[int, StatusMarker]  # start line -> marker, for the entries that carry one
+    marked: tuple[MarkedEntry, ...] = ()
 
 
 _MARKER_CACHE: dict[tuple[str, int, int], _FileMarkers] = {}
@@ -221,8 +233,11 @@ def _file_markers(path: Path, rel: str) -> _FileMarkers:
     found = _EMPTY
     if isinstance(read, FileText):
         entries = parse_entries(rel, read.text, curated_root=rel in CURATED_ROOT_FILES)
-        markers = {e.start_line: m for e in entries if (m := e.marker) is not None}
-        found = _FileMarkers({e.start_line: e.status for e in entries}, markers)
+        marked = tuple(
+            MarkedEntry(e.marker_line, e.start_line, e.end_line, m) for e in entries if (m := e.marker) is not None
+        )
+        markers = {m.start_line: m.marker for m in marked}
+        found = _FileMarkers({e.start_line: e.status for e in entries}, markers, marked)
     if len(_MARKER_CACHE) > 64:
         _MARKER_CACHE.clear()
     _MARKER_CACHE[key] = found
@@ -244,6 +259,12 @@ def entry_markers(path: Path, rel: str) -> dict[int, StatusMarker]:
     ``rel`` its workspace-relative path. Cached by (path, size, mtime); the dict is shared, do not
     change it."""
     return _file_markers(path, rel).markers
+
+
+def marked_entries(path: Path, rel: str) -> tuple[MarkedEntry, ...]:
+    """The entries of a memory file that carry a marker, with their full line spans (a marker
+    line inserted above a bullet moves it down one: a citation made before still overlaps)."""
+    return _file_markers(path, rel).marked
 
 
 def entry_statuses(path: Path, rel: str) -> dict[int, str]:

@@ -120,3 +120,18 @@ def test_proposals_accept_and_reject(run, home: Path, workspace: Path) -> None: 
     assert "[accepted]" in out and "[rejected: I still mean it]" in out
     code, _, err = run("supersede", "--accept", first.short_id)
     assert code == 1 and "is accepted already" in one_line_error(err)
+
+
+def test_search_after_a_supersede_shows_the_mark(run, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    # MEMORY.md:10 (deploys) marked superseded by MEMORY.md:12 (the on-call rotation): search says so
+    assert run("supersede", "MEMORY.md:10", "--by", "MEMORY.md:12")[0] == 0
+    code, out, err = run("search", "deploys", "--min-score", "0", "--json")
+    assert code == 0, err
+    hits = [h for h in json.loads(out)["results"] if h["path"] == "MEMORY.md"]
+    old = next(h for h in hits if h["status"] == "superseded")
+    assert old["supersededBy"] == "MEMORY.md#13"
+    # the on-call line is not a result for "deploys": the mark is shown, nothing is moved
+    assert old["newerVersion"] is None and all(h["startLine"] != 13 for h in hits)
+    code, out, err = run("search", "deploys", "--min-score", "0")
+    assert code == 0, err
+    assert "[marked superseded by MEMORY.md#13]" in out

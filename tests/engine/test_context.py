@@ -109,6 +109,21 @@ def test_superseded_user_entry_is_omitted_and_not_counted(fts_engine: MemoryEngi
     assert not user.truncated and user.cut_ranges == ()
 
 
+def test_a_superseded_memory_md_entry_never_loads(fts_engine: MemoryEngine) -> None:
+    # a changed fact (issue 36): the old version stays in the file, marked, and out of the session
+    path = fts_engine.workspace / "MEMORY.md"
+    text = path.read_text(encoding="utf-8")
+    first_bullet = next(i for i, ln in enumerate(text.split("\n")) if ln.startswith("- "))
+    lines = text.split("\n")
+    old = lines[first_bullet]
+    lines.insert(first_bullet, "<!-- observed: 2026-03-02 | status: superseded | by: memory/2026-11-01.md#3 -->")
+    path.write_text("\n".join(lines), encoding="utf-8")
+    memory = by_path(fts_engine.context.startup())["MEMORY.md"]
+    assert [(o.start_line, o.end_line) for o in memory.omitted] == [(first_bullet + 1, first_bullet + 2)]
+    assert old not in memory.injected_text and memory.loaded
+    assert "status: superseded" not in memory.injected_text
+
+
 def test_user_md_measured_after_superseded_entries_are_removed(home: Path, workspace: Path) -> None:
     old = "".join(
         f"<!-- observed: 2026-01-{i:02d} | status: superseded -->\n- Prefer old habit {i} " + "x" * 80 + "\n"

@@ -66,7 +66,7 @@ def render_breakdown(hit: SearchHit, response: SearchResponse, min_score: float)
     for i, row in enumerate(r for r in rows if r.value is None):
         tail.append("  ·  " if i else "", style="dim")
         tail.append(f"{row.label} ", style="dim")
-        tail.append(row.words, style="bold red" if row.tone == "danger" else "")
+        tail.append(row.words, style={"danger": "bold red", "warn": "yellow"}.get(row.tone, ""))
     parts: list[RenderableType] = [head, Text(""), table, Text(""), tail]
     if hit.provenance.origin_class == "untrusted":
         parts.append(
