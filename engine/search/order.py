@@ -13,9 +13,9 @@ from clawmem.engine.kinds import SearchMode
 from clawmem.engine.search.scoring import Scored, Scorer
 from clawmem.engine.search.versions import OlderVersion
 
-# (the selected hits, every qualifying live hit) -> the order with newer versions first, and
-# {older chunk id: its newer version} (engine/search/versions.py)
-VersionOrder = Callable[[list[Scored], list[Scored]], tuple[list[Scored], dict[str, OlderVersion]]]
+# (the selected hits, every qualifying live hit, every live hit) -> the order with newer versions
+# first, and {older chunk id: its newer version} (engine/search/versions.py)
+VersionOrder = Callable[[list[Scored], list[Scored], list[Scored]], tuple[list[Scored], dict[str, OlderVersion]]]
 
 
 class LazyOrder:
@@ -108,7 +108,7 @@ def select(
     if versions is not None and selected and not rescue:
         # A changed fact: a hit's newer version directly above it (exact-path hits keep their tier).
         qualifying = [x for x in live if x.qualifies >= min_score and x.score.path_tier == 0]
-        selected, older = versions(selected, qualifying)
+        selected, older = versions(selected, qualifying, live)
     chosen_ids = {x.cand.id for x in selected}
     misses = scorer.near_misses([x for x in live if x.cand.id not in chosen_ids], min_score)
     # The best max_results of what was not returned: below the threshold, or left out (an invalid

@@ -158,10 +158,13 @@ def run_search(
     scored = [scorer.score(c, m, pool) for c in pool.cands.values() if (m := pool.meta.get(c.id)) is not None]
     markers = Markers(settings.workspace)
 
-    def versions(selected: list[Scored], qualifying: list[Scored]) -> tuple[list[Scored], dict[str, OlderVersion]]:
+    def versions(
+        selected: list[Scored], qualifying: list[Scored], live: list[Scored]
+    ) -> tuple[list[Scored], dict[str, OlderVersion]]:
         return order_versions(
             selected,
             qualifying,
+            live,
             req.max_results,
             marked_newer=markers.newer,
             # a question that names a day asks for the fact as it was then: no version is moved

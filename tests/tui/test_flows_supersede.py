@@ -1,6 +1,7 @@
 """A changed fact in the Memory pane (issue 36): `s` on an old entry offers the entries that may
 have replaced it, picking one writes the superseded marker (struck through in the entries), and
-`s` on the superseded entry undoes it byte for byte. The real app under Pilot, real files."""
+`s` on the superseded entry undoes it byte for byte; `p` lists what agents proposed, to accept or
+reject. The real app under Pilot, real files."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Callable
 
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.confirm import ConfirmModal
+from clawmem.tui.modals.proposals import ProposalsModal
+from clawmem.tui.modals.reason import ReasonModal
 from clawmem.tui.modals.supersede import SupersedeModal
 from clawmem.tui.panes.memory import MemoryPane
 from textual.widgets import DataTable, Input, OptionList
@@ -88,3 +91,42 @@ async def test_a_typed_ref_that_is_not_an_entry_is_refused_and_nothing_is_writte
         shown = " ".join(str(n.message) for n in app._notifications)
         assert "heading" in shown or "not" in shown, shown
         assert (ws / GYM).read_bytes() == before
+
+
+async def test_an_agents_proposal_is_accepted_or_rejected_from_the_memory_pane(
+    make_app: Callable[..., ClawmemApp],
+) -> None:
+    app = make_app()
+    ws = app.engine.workspace
+    (ws / GYM).write_text(GYM_TEXT, encoding="utf-8")
+    (ws / POOL).write_text(
+        "# 2026-10-20\n\n- Switched from the gym to the pool: I swim at 7am now.\n", encoding="utf-8"
+    )
+    first = app.engine.curation.propose(f"{GYM}:3", f"{POOL}:3", "the user said they swim now")
+    second = app.engine.curation.propose(f"{GYM}:4", f"{POOL}:3", "lunch moved to the pool?")
+    before = (ws / GYM).read_bytes()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("2")
+        await open_entry(pilot, app, GYM, 3)
+        await pilot.press("p")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, ProposalsModal))
+        modal = app.screen
+        assert isinstance(modal, ProposalsModal)
+        ids = [p.id for p in modal.proposals]
+        assert set(ids) == {first.id, second.id}
+        modal.query_one(OptionList).highlighted = ids.index(second.id)
+        await pilot.press("r")  # reject the odd one, with a reason
+        assert await wait_for(pilot, lambda: isinstance(app.screen, ReasonModal))
+        app.screen.query_one(Input).value = "lunch is not a fact about the pool"
+        await pilot.press("enter")
+        assert await wait_for(pilot, lambda: app.engine.curation.proposal(second.id).status == "rejected")
+        assert (ws / GYM).read_bytes() == before  # a rejection writes nothing
+
+        await pilot.press("p")
+        assert await wait_for(pilot, lambda: isinstance(app.screen, ProposalsModal))
+        assert [p.id for p in app.screen.proposals] == [first.id]  # type: ignore[attr-defined]
+        await pilot.press("a")
+        assert await wait_for(pilot, lambda: "status: superseded" in (ws / GYM).read_text(encoding="utf-8"))
+        assert app.engine.curation.proposal(first.id).status == "accepted"
+        assert f"by: {POOL}#3" in (ws / GYM).read_text(encoding="utf-8")

@@ -13,6 +13,8 @@ from clawmem.engine.facade import EntryView
 from clawmem.engine.workspace.catalog import FileInfo, FileSnapshot
 from clawmem.tui.messages import EditFile
 from clawmem.tui.modals.confirm import ConfirmModal
+from clawmem.tui.modals.proposals import ProposalsModal
+from clawmem.tui.modals.reason import ReasonModal
 from clawmem.tui.modals.supersede import SupersedeModal
 from clawmem.tui.panes.pane import Pane
 from clawmem.tui.widgets.measured_table import MeasuredTable
@@ -148,6 +150,13 @@ class MemoryPane(Pane):
             "Supersede",
             id="memory.supersede",
             tooltip="Mark the selected entry superseded by a newer one (pick it); on a superseded entry, undo.",
+        ),
+        Binding(
+            "p",
+            "proposals",
+            "Proposals",
+            id="memory.proposals",
+            tooltip="The supersessions agents proposed: accept (the same write) or reject each.",
         ),
         Binding("r", "reload", "Reload", show=False, id="memory.reload", tooltip="Re-read the files from disk."),
     ]
@@ -499,6 +508,44 @@ class MemoryPane(Pane):
                 )
 
         return mark
+
+    def action_proposals(self) -> None:
+        """The supersessions agents proposed (MCP ``supersede_propose``), to accept or reject."""
+        self.run_engine(
+            lambda: self.engine.curation.proposals(),
+            lambda found: self.app.push_screen(ProposalsModal(found), self._decide),
+            group="memory-supersede",
+            failure="the proposals could not be read",
+        )
+
+    def _decide(self, choice: tuple[str, str] | None) -> None:
+        if choice is None:
+            return
+        what, ident = choice
+        if what == "accept":
+            self.run_engine(
+                lambda: self.engine.curation.accept(ident),
+                lambda done: self._changed(
+                    f"accepted: {done[0].older_path}:{done[0].older_line} is marked superseded by "
+                    f"{done[0].newer_path}:{done[0].newer_line}"
+                ),
+                group="memory-supersede",
+                failure=f"proposal {ident[:8]} could not be applied",
+            )
+            return
+
+        def reject(reason: str | None) -> None:
+            if reason is not None:
+                self.run_engine(
+                    lambda: self.engine.curation.reject(ident, reason),
+                    lambda done: self._changed(f"rejected proposal {done.short_id}: it is not proposed again"),
+                    group="memory-supersede",
+                    failure=f"proposal {ident[:8]} could not be rejected",
+                )
+
+        self.app.push_screen(
+            ReasonModal(f"Reject proposal {ident[:8]}", "Why is the old entry still true?", yes="Reject"), reject
+        )
 
     def _changed(self, message: str) -> None:
         self.notify(message, title=self.NOTIFY_TITLE)
