@@ -82,6 +82,7 @@ class StatusReport:
     issues: tuple[str, ...]
     deep: DeepProbe | None
     warnings: tuple[str, ...] = ()  # what search / index would warn about (fallback, vector store, …)
+    supersede_proposals: int = 0  # supersessions agents proposed, waiting for the person
 
 
 def _size(path: Path) -> int:
@@ -169,6 +170,7 @@ def build_status(index: IndexService, *, deep: bool = False) -> StatusReport:
         dreams_file=next((f.rel for f in files if f.kind == "dreams"), None),
         issues=tuple(issues),
         deep=deep_probe,
+        supersede_proposals=q.pending_supersede_proposals(conn),
         warnings=_warnings(model.fallback, runtime.store.vec_error, choice, mismatch, skipped),
     )
 

@@ -85,6 +85,12 @@ def status_lines(r: StatusReport) -> list[tuple[str, str]]:
             f"{r.recall_entries} entries" + (f", updated {r.recall_updated_at}" if r.recall_updated_at else ""),
         ),
         ("Dreams", r.dreams_file or "none"),
+        (
+            "Proposals",
+            f"{r.supersede_proposals} supersession(s) proposed by agents wait for you (clawmem supersede --proposals)"
+            if r.supersede_proposals
+            else "none waiting",
+        ),
         ("Skipped", ", ".join(f"{p} ({why})" for p, why in r.skipped) or "none"),
         ("Issues", "; ".join(r.issues) or "none"),
     ]

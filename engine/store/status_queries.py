@@ -13,6 +13,12 @@ def recall_summary(conn: apsw.Connection) -> tuple[int, str | None]:
     return int(row[0]), updated
 
 
+def pending_supersede_proposals(conn: apsw.Connection) -> int:
+    """How many supersessions agents proposed that wait for the person (engine/curation/)."""
+    row = next(iter(conn.execute("SELECT COUNT(*) FROM memory_supersede_proposals WHERE status = 'pending'")))
+    return int(row[0])
+
+
 def knn_probe(conn: apsw.Connection, blob: bytes) -> int:
     return len(list(conn.execute("SELECT id FROM memory_index_chunks_vec WHERE embedding MATCH ? AND k = 1", (blob,))))
 

@@ -135,3 +135,15 @@ def test_search_after_a_supersede_shows_the_mark(run, workspace: Path) -> None: 
     code, out, err = run("search", "deploys", "--min-score", "0")
     assert code == 0, err
     assert "[marked superseded by MEMORY.md#13]" in out
+
+
+def test_status_says_when_proposals_wait(run, home: Path, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run("status")
+    assert code == 0 and "Proposals:       none waiting" in out
+    with MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"})) as engine:
+        engine.curation.propose("MEMORY.md:10", "MEMORY.md:12", "the agent heard the schedule changed")
+    code, out, _ = run("status")
+    assert code == 0
+    assert "1 supersession(s) proposed by agents wait for you (clawmem supersede --proposals)" in out
+    code, out, _ = run("status", "--json")
+    assert json.loads(out)[0]["status"]["supersedeProposals"] == 1

@@ -31,6 +31,7 @@ class Scenario:
     # Dreaming re-run is a new cycle: its DREAMS.md diary tells what *that* run did (the killed run
     # may have staged the Light candidates already), so there only MEMORY.md must match.
     finished: tuple[str, ...] | None = None
+    writes_markdown: bool = True  # False: the command writes only the database (the index)
 
 
 def cli(home: Path, ws: Path, *args: str, check: bool = True, now: str = NOW) -> subprocess.CompletedProcess[str]:
@@ -69,11 +70,28 @@ def _recalled_fact(home: Path, ws: Path) -> None:
         cli(home, ws, "search", query, now=when)
 
 
+def _edited_after_index(home: Path, ws: Path) -> None:
+    """An edit made after the last index: the incremental index re-indexes that file."""
+    _keyword_home(home, ws)
+    with (ws / "MEMORY.md").open("a", encoding="utf-8") as fh:
+        fh.write("- The staging database moved to the new cluster in November.\n")
+
+
+def _superseded(home: Path, ws: Path) -> None:
+    """MEMORY.md's deploy-day entry marked superseded by the on-call one (what --undo takes back)."""
+    _keyword_home(home, ws)
+    cli(home, ws, "supersede", "MEMORY.md:10", "--by", "MEMORY.md:12")
+
+
 SCENARIOS = [
-    Scenario("index --force", _keyword_home, ["index", "--force"]),
+    Scenario("index --force", _keyword_home, ["index", "--force"], writes_markdown=False),
     Scenario("session flush", _with_session, ["session", "flush", B, "--text", B_FACT], rerun_if_done=False),
     Scenario("forget", _with_flushed_session, ["forget", "--session", B, "--yes"]),
     Scenario("dream --apply", _recalled_fact, ["dream", "--apply"], now=DREAM_AT, finished=("MEMORY.md",)),
+    Scenario("index (after an edit)", _edited_after_index, ["index"], writes_markdown=False),
+    # a supersede that landed is not run twice (a second one is refused: the entry is superseded)
+    Scenario("supersede", _keyword_home, ["supersede", "MEMORY.md:10", "--by", "MEMORY.md:12"], rerun_if_done=False),
+    Scenario("supersede --undo", _superseded, ["supersede", "MEMORY.md:11", "--undo"], rerun_if_done=False),
 ]
 
 
