@@ -18,15 +18,15 @@ from datetime import date, datetime
 from pathlib import Path
 
 import apsw
-from clawmem.engine.config import Settings
+from clawmem.engine.config import SearchSettings, Settings
 from clawmem.engine.embed.provider import EmbeddingProvider
 from clawmem.engine.kinds import Legs, ScoringMode, origin_class
 from clawmem.engine.search import calibration as cal
 from clawmem.engine.search.caches import SearchCaches
-from clawmem.engine.search.candidates import BestLine, gather
-from clawmem.engine.search.order import select
+from clawmem.engine.search.candidates import BestLine, CandidatePool, gather
+from clawmem.engine.search.order import Selection, select
 from clawmem.engine.search.ranking import snippet_of
-from clawmem.engine.search.scoring import Scored, scorer_for
+from clawmem.engine.search.scoring import Scored, Scorer, scorer_for
 from clawmem.engine.search.types import NewerVersion, Provenance, SearchHit, SearchResponse
 from clawmem.engine.search.vector import VectorMatrix
 from clawmem.engine.search.versions import OlderVersion, fact_date, order_versions
@@ -121,6 +121,83 @@ def content_weights(mode: str, vector_weight: float, text_weight: float) -> tupl
     return (1.0, 0.0) if mode == "vector-only" else (0.0, 1.0)
 
 
+def _order(
+    scored: list[Scored], scorer: Scorer, s: SearchSettings, req: SearchRequest, pool: CandidatePool, markers: Markers
+) -> Selection:
+    """Stage 3: the order and the cut (engine/search/order.py), with a changed fact's newer
+    version directly above the older (engine/search/versions.py) in the default scoring."""
+
+    def versions(
+        selected: list[Scored], qualifying: list[Scored], live: list[Scored]
+    ) -> tuple[list[Scored], dict[str, OlderVersion]]:
+        return order_versions(
+            selected,
+            qualifying,
+            live,
+            req.max_results,
+            marked_newer=markers.newer,
+            # a question that names a day asks for the fact as it was then: no version is moved
+            find=s.newer_version_first and not pool.dated.weight,
+        )
+
+    return select(
+        scored,
+        scorer,
+        s,
+        pool.mode,
+        max_results=req.max_results,
+        min_score=req.min_score,
+        keyword_found=bool(pool.keyword_hits),
+        versions=versions if scorer.orders_versions else None,
+    )
+
+
+def _newer_version(item: Scored, chosen: Selection) -> NewerVersion | None:
+    """The result ``item`` is an older version of: its rank, citation and day."""
+    link = chosen.older.get(item.cand.id)
+    if link is None:
+        return None
+    rank, y = next((i + 1, x) for i, x in enumerate(chosen.results) if x.cand.id == link.newer_id)
+    day = fact_date(y.cand.path)
+    line = y.score.line.number if y.score.line is not None else y.cand.start_line
+    return NewerVersion(rank, f"{y.cand.path}#L{line}", day.isoformat() if day else None, link.marked)
+
+
+def _to_hit(
+    item: Scored,
+    returned: bool,
+    chosen: Selection,
+    pool: CandidatePool,
+    markers: Markers,
+    req: SearchRequest,
+    s: SearchSettings,
+) -> SearchHit:
+    """One scored candidate as the hit a front end shows (``returned``: a result, else a near-miss)."""
+    c, bd, public, excluded, qualifies = item
+    m = pool.meta[c.id]
+    passed = qualifies >= req.min_score
+    mark = markers.of(item)
+    superseded = mark is not None and mark.superseded
+    return SearchHit(
+        chunk_id=c.id,
+        path=c.path,
+        start_line=c.start_line,
+        end_line=c.end_line,
+        score=round(public, 6),
+        snippet=snippet_of(c.text, s.snippet_max_chars),
+        source=c.source,
+        provenance=Provenance(origin_class(m.origin_class), m.session_kind, iso_instant(m.observed_at)),
+        breakdown=bd.breakdown(chosen.mmr_rank.get(c.id), passed),
+        triggers=tuple(t for t in (m.triggers or "").split("; ") if t),
+        project_keys=tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip()),
+        status="superseded" if superseded else "active",
+        superseded_by=mark.by if mark is not None and superseded else None,
+        newer_version=_newer_version(item, chosen),
+        legs=tuple(sorted(c.legs)),
+        note=excluded or (None if passed else _miss_note(returned, keyword=c.kw is not None)),
+    )
+
+
 def run_search(
     conn: apsw.Connection,
     caches: SearchCaches,
@@ -157,67 +234,9 @@ def run_search(
     # a chunk that vanished since a leg saw it (a concurrent sync or forget) is not scored
     scored = [scorer.score(c, m, pool) for c in pool.cands.values() if (m := pool.meta.get(c.id)) is not None]
     markers = Markers(settings.workspace)
-
-    def versions(
-        selected: list[Scored], qualifying: list[Scored], live: list[Scored]
-    ) -> tuple[list[Scored], dict[str, OlderVersion]]:
-        return order_versions(
-            selected,
-            qualifying,
-            live,
-            req.max_results,
-            marked_newer=markers.newer,
-            # a question that names a day asks for the fact as it was then: no version is moved
-            find=s.newer_version_first and not pool.dated.weight,
-        )
-
-    chosen = select(
-        scored,
-        scorer,
-        s,
-        pool.mode,
-        max_results=req.max_results,
-        min_score=req.min_score,
-        keyword_found=bool(pool.keyword_hits),
-        versions=versions if scorer.orders_versions else None,
-    )
-    rank_of = {x.cand.id: i + 1 for i, x in enumerate(chosen.results)}
-    by_id = {x.cand.id: x for x in chosen.results}
-
-    def newer_version(item: Scored) -> NewerVersion | None:
-        link = chosen.older.get(item.cand.id)
-        if link is None:
-            return None
-        y = by_id[link.newer_id]
-        day = fact_date(y.cand.path)
-        line = y.score.line.number if y.score.line is not None else y.cand.start_line
-        return NewerVersion(rank_of[y.cand.id], f"{y.cand.path}#L{line}", day.isoformat() if day else None, link.marked)
-
-    def to_hit(item: Scored, returned: bool) -> SearchHit:
-        c, bd, public, excluded, qualifies = item
-        m = pool.meta[c.id]
-        passed = qualifies >= req.min_score
-        return SearchHit(
-            chunk_id=c.id,
-            path=c.path,
-            start_line=c.start_line,
-            end_line=c.end_line,
-            score=round(public, 6),
-            snippet=snippet_of(c.text, s.snippet_max_chars),
-            source=c.source,
-            provenance=Provenance(origin_class(m.origin_class), m.session_kind, iso_instant(m.observed_at)),
-            breakdown=bd.breakdown(chosen.mmr_rank.get(c.id), passed),
-            triggers=tuple(t for t in (m.triggers or "").split("; ") if t),
-            project_keys=tuple(k_.strip() for k_ in (m.project_key or "").split(";") if k_.strip()),
-            status="superseded" if (mk := markers.of(item)) is not None and mk.superseded else "active",
-            superseded_by=mk.by if mk is not None and mk.superseded else None,
-            newer_version=newer_version(item),
-            legs=tuple(sorted(c.legs)),
-            note=excluded or (None if passed else _miss_note(returned, keyword=c.kw is not None)),
-        )
-
-    results = tuple(to_hit(x, True) for x in chosen.results)
-    near_misses = tuple(to_hit(x, False) for x in chosen.near_misses)
+    chosen = _order(scored, scorer, s, req, pool, markers)
+    results = tuple(_to_hit(x, True, chosen, pool, markers, req, s) for x in chosen.results)
+    near_misses = tuple(_to_hit(x, False, chosen, pool, markers, req, s) for x in chosen.near_misses)
     timings = pool.timings
     timings["total"] = (time.perf_counter() - t0) * 1000
     if pool.probed:

@@ -22,14 +22,13 @@ the results, never above anything else, and brings nothing in from below the cut
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
 
-from clawmem.engine.search.ranking import MMR_TOKEN_CACHE, jaccard, snippet_tokens
+from clawmem.engine.search.ranking import MMR_TOKEN_CACHE, OPENCLAW_DATED, jaccard, snippet_tokens
 from clawmem.engine.search.scoring import Scored
 from clawmem.engine.search.tokens import STOP_WORDS
 
@@ -55,12 +54,11 @@ VERSION_WORDS = "content"
 # "flat" all alike.
 VERSION_WEIGHTS = "idf"
 
-_DIARY_DATE = re.compile(r"(?:^|/)(\d{4})-(\d{2})-(\d{2})[^/]*\.md$")
-
 
 def fact_date(path: str) -> date | None:
-    """The day a daily note was written (its file name), or None for an undated file."""
-    m = _DIARY_DATE.search(path)
+    """The day a dated note under memory/ was written (its file name, a session note's slug
+    allowed: ranking.OPENCLAW_DATED), or None for an undated file."""
+    m = OPENCLAW_DATED.search(path)
     if not m:
         return None
     try:
@@ -95,11 +93,19 @@ class WordWeights:
     :data:`VERSION_WEIGHTS` "flat" weighs every word 1 (plain Jaccard, the measured alternative)."""
 
     def __init__(self, context: Sequence[Scored]) -> None:
+        self.context = context
         self.total = max(1, len(context))
-        self.df: Counter[str] = Counter()
-        if VERSION_WEIGHTS == "idf":
-            for x in context:
-                self.df.update(fact_words(x.cand.text))
+        self._df: Counter[str] | None = None
+
+    @property
+    def df(self) -> Counter[str]:
+        """Counted on the first pair that gets this far (most searches have none: no two dated
+        results, or the newer answering too weakly)."""
+        if self._df is None:
+            self._df = Counter()
+            for x in self.context:
+                self._df.update(fact_words(x.cand.text))
+        return self._df
 
     def overlap(self, a: frozenset[str], b: frozenset[str]) -> float:
         if VERSION_WEIGHTS != "idf":
@@ -107,7 +113,8 @@ class WordWeights:
         union = a | b
         if not union:
             return 0.0
-        weight = {w: math.log(1 + self.total / max(1, self.df[w])) for w in union}
+        df = self.df
+        weight = {w: math.log(1 + self.total / max(1, df[w])) for w in union}
         return sum(weight[w] for w in a & b) / sum(weight.values())
 
 

@@ -6,6 +6,7 @@ reject. The real app under Pilot, real files."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.confirm import ConfirmModal
@@ -22,6 +23,14 @@ POOL = "memory/2026-10-20.md"
 GYM_TEXT = "# 2026-03-02\n\n- I work out at the gym at 7am before work.\n- Lunch with Priya.\n"
 
 
+def write_two_versions(ws: Path) -> None:
+    """The old fact (the gym) and the note that replaced it (the pool), on two days."""
+    (ws / GYM).write_text(GYM_TEXT, encoding="utf-8")
+    (ws / POOL).write_text(
+        "# 2026-10-20\n\n- Switched from the gym to the pool: I swim at 7am now.\n", encoding="utf-8"
+    )
+
+
 async def open_entry(pilot: object, app: ClawmemApp, rel: str, line: int) -> DataTable:
     memory = app.query_one(MemoryPane)
     memory.open(rel, line)
@@ -35,10 +44,7 @@ async def open_entry(pilot: object, app: ClawmemApp, rel: str, line: int) -> Dat
 async def test_mark_an_entry_superseded_from_the_memory_pane_and_undo_it(make_app: Callable[..., ClawmemApp]) -> None:
     app = make_app()
     ws = app.engine.workspace
-    (ws / GYM).write_text(GYM_TEXT, encoding="utf-8")
-    (ws / POOL).write_text(
-        "# 2026-10-20\n\n- Switched from the gym to the pool: I swim at 7am now.\n", encoding="utf-8"
-    )
+    write_two_versions(ws)
     before = (ws / GYM).read_bytes()
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
@@ -98,10 +104,7 @@ async def test_an_agents_proposal_is_accepted_or_rejected_from_the_memory_pane(
 ) -> None:
     app = make_app()
     ws = app.engine.workspace
-    (ws / GYM).write_text(GYM_TEXT, encoding="utf-8")
-    (ws / POOL).write_text(
-        "# 2026-10-20\n\n- Switched from the gym to the pool: I swim at 7am now.\n", encoding="utf-8"
-    )
+    write_two_versions(ws)
     first = app.engine.curation.propose(f"{GYM}:3", f"{POOL}:3", "the user said they swim now")
     second = app.engine.curation.propose(f"{GYM}:4", f"{POOL}:3", "lunch moved to the pool?")
     before = (ws / GYM).read_bytes()
