@@ -27,9 +27,10 @@ PYTEST_WORKERS ?= auto
 test: install lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15 $(PYTEST_ARGS)
 
-# The fault harness at full length: kill -9 at every write step of each scenario (CI samples 5).
+# The fault harness at full length: kill -9 at every write step of each scenario (CI samples 5),
+# and the fuzzers (tests/fuzz) with ten times the examples, drawn at random.
 soak: install
-	CLAWMEM_SOAK=1 $(BIN)/python -m pytest tests/faults -s $(PYTEST_ARGS)
+	CLAWMEM_SOAK=1 $(BIN)/python -m pytest tests/faults tests/fuzz -s $(PYTEST_ARGS)
 
 # The packages installed as clawmem.<folder> (setup.py lists the same folders).
 PACKAGES := engine shell cli mcp_server tui program
