@@ -362,6 +362,8 @@ def cmd_revert(args: argparse.Namespace) -> int:
         _print_revert_texts(result)
         messages.fail(result.message)
         return 1
+    for warning in result.warnings:
+        messages.warn(warning)
     print(result.message)
     return 0
 

@@ -45,6 +45,7 @@ class StatusReport:
     agent_id: str
     workspace: str
     db_path: str
+    db_read_only: str | None  # why the database cannot be written (read from as it is), or None
     provider_requested: str
     provider: str
     model: str
@@ -134,6 +135,7 @@ def build_status(index: IndexService, *, deep: bool = False) -> StatusReport:
         agent_id=s.agent_id,
         workspace=str(runtime.workspace),
         db_path=str(s.db_path),
+        db_read_only=runtime.store.read_only,
         provider_requested=model.requested,
         provider=model.provider,
         model=model.model,

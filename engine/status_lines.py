@@ -48,7 +48,7 @@ def status_lines(r: StatusReport) -> list[tuple[str, str]]:
             if r.dirty_files
             else ("yes (embedding pending)" if r.dirty else "no"),
         ),
-        ("Store", home_relative(r.db_path)),
+        ("Store", home_relative(r.db_path) + (f" (read-only: {r.db_read_only})" if r.db_read_only else "")),
         ("Workspace", home_relative(r.workspace)),
         ("Dreaming", r.dreaming),
         ("Storage", f"DB {byte_size(r.db_bytes)} · WAL {byte_size(r.wal_bytes)}"),

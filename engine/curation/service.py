@@ -290,6 +290,7 @@ class CurationService:
     ) -> SupersedeResult:
         """Mark the entry at ``older`` (``PATH:LINE``) superseded by the one at ``newer``; see the module."""
         older_ref, newer_ref = as_ref(older, "the older entry"), as_ref(newer, "the newer entry")
+        self.runtime.store.require_writable()  # before the file is touched
         folder = self._resolve(older_ref, "older entry")[1].parent
         with directory_lock(folder):  # from the read to the rename: no other clawmem writer in between
             plan = self._plan(older_ref, newer_ref)
@@ -326,6 +327,7 @@ class CurationService:
     def unsupersede(self, older: EntryRef | str) -> UnsupersedeResult:
         """Undo the supersede of the entry at ``older`` (``PATH:LINE``); see the module."""
         ref = as_ref(older, "the entry")
+        self.runtime.store.require_writable()  # before the file is touched
         folder = self._resolve(ref, "entry")[1].parent
         with directory_lock(folder):
             loc = self._locate(ref, "entry")

@@ -243,6 +243,7 @@ class RevertResult:
     preimage_text: str
     rewrite_text: str
     current_text: str | None  # None when MEMORY.md is missing
+    warnings: tuple[str, ...] = ()  # done, with a part left undone (DREAMS.md's entry not written)
 
 
 @dataclass(frozen=True)

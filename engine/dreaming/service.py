@@ -217,6 +217,7 @@ class DreamingService:
         if trigger not in ("manual", "scheduled", "tui"):
             raise ClawmemError(f"unknown trigger {trigger!r}")
         self.runtime.require_workspace()
+        self.runtime.store.require_writable()  # before any file is touched
         with self._locked():
             return self._run(wanted, apply, trigger, progress or (lambda _phase: None), cancel)
 
@@ -376,7 +377,7 @@ class DreamingService:
 
         try:
             report.update_dreams(dreams, update)
-        except ConflictError as exc:
+        except ClawmemError as exc:  # edited meanwhile, a full disk: the run's work stands, said once
             warnings.append(f"DREAMS.md was not updated: {exc}")
 
     def _finish_run(self, run_id: str, finished: int, cycle: _Cycle) -> None:
@@ -733,8 +734,10 @@ class DreamingService:
     def approve(self, proposal_id: str) -> ApplyResult:
         """Apply a pending proposal (hash-checked); a changed MEMORY.md makes it stale instead."""
         self.runtime.require_workspace()
+        self.runtime.store.require_writable()  # before any file is touched
         with self._locked():
-            return self._apply(load(self._conn(), proposal_id))
+            row = load(self._conn(), proposal_id)
+            return self._finish_interrupted_apply(row) or self._apply(row)
 
     def reject(self, proposal_id: str, reason: str | None = None) -> Proposal:
         """Refuse a proposal; its candidates wait until they gain new signals."""
@@ -870,6 +873,21 @@ class DreamingService:
                 for op in row.operations:
                     dreaming_rows.release_origins(c, op["candidate_key"], agent)
             return refuse("MEMORY.md changed immediately before the write")
+        # DREAMS.md before the database: a run killed between the two leaves the proposal pending
+        # with MEMORY.md holding its result, which the next approve finishes (_finish_interrupted_apply)
+        warnings = self._history_applied(row, now) if log_history else []
+        self._record_applied(row, now, result_sha)
+        warnings += self._sync_memory()
+        return ApplyResult(
+            self.proposal(row.id),
+            True,
+            f"applied proposal {short}: MEMORY.md rewritten ({len(row.operations)} entr"
+            f"{'y' if len(row.operations) == 1 else 'ies'})",
+            tuple(warnings),
+        )
+
+    def _record_applied(self, row: ProposalRow, now: int, result_sha: str) -> None:
+        """The database's part of an apply: the proposal applied, its candidates promoted."""
         with self.runtime.store.write() as c:
             dreaming_rows.set_proposal_status(c, row.id, "applied", decided_at=now, result_sha256=result_sha)
             for op in row.operations:
@@ -881,18 +899,39 @@ class DreamingService:
                 else:
                     recall_rows.relocate(c, op["candidate_key"], op["start_line"], op["end_line"], op["snippet"], now)
             dreaming_rows.stale_pending(
-                c, base_sha256_not=result_sha, at=now, reason=f"MEMORY.md changed when proposal {short} was applied"
+                c,
+                base_sha256_not=result_sha,
+                at=now,
+                reason=f"MEMORY.md changed when proposal {row.id[:8]} was applied",
             )
             dreaming_rows.prune_preimages(c, max(8, self.config.preimages_keep), row.id)
-        warnings = self._history_applied(row, now) if log_history else []
+
+    def _finish_interrupted_apply(self, row: ProposalRow) -> ApplyResult | None:
+        """An apply killed after it wrote MEMORY.md and before the database knew (a crash, kill -9:
+        tests/faults): the proposal is pending, its preimage is kept and MEMORY.md holds exactly
+        its result. Record it as applied, and write its DREAMS.md entry unless that landed;
+        None when the proposal was not left that way."""
+        if row.status != "pending":
+            return None
+        pre = dreaming_rows.preimage_for(self._conn(), row.id)
+        state = read_memory(self.runtime.workspace)
+        if pre is None or state.sha256 != pre.result_sha256 or state.sha256 == row.base_sha256:
+            return None
+        now = self._now_ms()
+        short = row.id[:8]
+        landed = f"- Approved: proposal {short}." in self._dreams_text()
+        warnings = [] if landed else self._history_applied(row, now)
+        self._record_applied(row, now, pre.result_sha256)
         warnings += self._sync_memory()
-        return ApplyResult(
-            self.proposal(row.id),
-            True,
-            f"applied proposal {short}: MEMORY.md rewritten ({len(row.operations)} entr"
-            f"{'y' if len(row.operations) == 1 else 'ies'})",
-            tuple(warnings),
-        )
+        message = f"applied proposal {short}: MEMORY.md already held its rewrite (an interrupted apply), now recorded"
+        return ApplyResult(self.proposal(row.id), True, message, tuple(warnings))
+
+    def _dreams_text(self) -> str:
+        path = report.dreams_path(self.runtime.workspace)
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
 
     def _history_applied(self, row: ProposalRow, now: int) -> list[str]:
         stamp = iso_ms(now) or ""
@@ -914,7 +953,7 @@ class DreamingService:
 
         try:
             report.update_dreams(report.dreams_path(self.runtime.workspace), update)
-        except ConflictError as exc:
+        except ClawmemError as exc:  # edited meanwhile, a full disk: MEMORY.md is rewritten all the same
             return [f"DREAMS.md history was not updated: {exc}"]
         return []
 
@@ -923,6 +962,7 @@ class DreamingService:
     def revert(self, proposal_id: str) -> RevertResult:
         """Restore MEMORY.md to an applied rewrite's preimage, only if it still holds that rewrite."""
         self.runtime.require_workspace()
+        self.runtime.store.require_writable()  # before any file is touched
         with self._locked():
             conn = self._conn()
             row = load(conn, proposal_id)
@@ -942,6 +982,8 @@ class DreamingService:
             def refused(message: str) -> RevertResult:
                 return RevertResult(row.id, False, message, preimage_text, row.after_text, current_text)
 
+            if state.sha256 == pre.preimage_sha256 != row.result_sha256:
+                return self._finish_interrupted_revert(row, pre, preimage_text)
             if state.sha256 != row.result_sha256:
                 return refused(
                     f"MEMORY.md changed since proposal {short} was applied; nothing was restored — "
@@ -951,32 +993,12 @@ class DreamingService:
                 restore_preimage(state.path, pre.preimage, pre.preimage_sha256, row.result_sha256 or MISSING)
             except ConflictError as exc:
                 return refused(f"{exc}; merge the preimage by hand (shown below)")
+            # DREAMS.md before the database, as in an apply: a revert killed between the restore
+            # and the commit is finished by the next revert (_finish_interrupted_revert)
             now = self._now_ms()
-            restored_sha = current_sha256(state.path)
-            current = recall_rows.get_many(conn, (o["candidate_key"] for o in row.operations))
-            with self.runtime.store.write() as c:
-                dreaming_rows.set_proposal_status(c, row.id, "reverted", reverted_at=now)
-                for op in row.operations:
-                    key = op["candidate_key"]
-                    recall_rows.set_promoted(c, key, None, now)
-                    signals = current[key].signal_count if key in current else int(op.get("signal_count", 0))
-                    dreaming_rows.upsert_rejection(c, RejectionRow(key, row.id, signals, now, "reverted"))
-                    dreaming_rows.release_origins(c, key, self.runtime.settings.agent_id)
-                dreaming_rows.stale_pending(
-                    c,
-                    base_sha256_not=restored_sha,
-                    at=now,
-                    reason=f"MEMORY.md changed when proposal {short} was reverted",
-                )
-            stamp = iso_ms(now) or ""
-            try:
-                report.update_dreams(
-                    report.dreams_path(self.runtime.workspace),
-                    lambda text: report.append_reverted(text, stamp, row.id, pre.key),
-                )
-            except ConflictError:
-                pass
-            self._sync_memory()
+            warnings = self._note_reverted(row, pre, now)
+            self._record_reverted(row, now)
+            warnings += self._sync_memory()
             return RevertResult(
                 row.id,
                 True,
@@ -984,6 +1006,60 @@ class DreamingService:
                 preimage_text,
                 row.after_text,
                 preimage_text if pre.preimage_sha256 != MISSING else None,
+                tuple(warnings),
+            )
+
+    def _finish_interrupted_revert(self, row: ProposalRow, pre: PreimageRow, preimage_text: str) -> RevertResult:
+        """A revert killed after it restored MEMORY.md and before the database knew (tests/faults):
+        the proposal is still applied while MEMORY.md holds exactly its preimage. Record the
+        revert, and write its DREAMS.md entry unless that landed."""
+        now = self._now_ms()
+        landed = f"- Reverted: proposal {row.id[:8]}." in self._dreams_text()
+        warnings = [] if landed else self._note_reverted(row, pre, now)
+        self._record_reverted(row, now)
+        warnings += self._sync_memory()
+        return RevertResult(
+            row.id,
+            True,
+            f"reverted proposal {row.id[:8]}: MEMORY.md already held its preimage "
+            "(an interrupted revert), now recorded",
+            preimage_text,
+            row.after_text,
+            preimage_text if pre.preimage_sha256 != MISSING else None,
+            tuple(warnings),
+        )
+
+    def _note_reverted(self, row: ProposalRow, pre: PreimageRow, now: int) -> list[str]:
+        """The revert's DREAMS.md entry; a warning when it cannot be written (the revert stands)."""
+        stamp = iso_ms(now) or ""
+        try:
+            report.update_dreams(
+                report.dreams_path(self.runtime.workspace),
+                lambda text: report.append_reverted(text, stamp, row.id, pre.key),
+            )
+        except ClawmemError as exc:  # edited meanwhile, a full disk
+            return [f"DREAMS.md history was not updated: {exc}"]
+        return []
+
+    def _record_reverted(self, row: ProposalRow, now: int) -> None:
+        """The database's part of a revert: the proposal reverted, its candidates eligible again
+        only with new signals, and pending proposals on another MEMORY.md stale."""
+        conn = self._conn()
+        restored_sha = current_sha256(self.runtime.workspace / MEMORY_FILE)
+        current = recall_rows.get_many(conn, (o["candidate_key"] for o in row.operations))
+        with self.runtime.store.write() as c:
+            dreaming_rows.set_proposal_status(c, row.id, "reverted", reverted_at=now)
+            for op in row.operations:
+                key = op["candidate_key"]
+                recall_rows.set_promoted(c, key, None, now)
+                signals = current[key].signal_count if key in current else int(op.get("signal_count", 0))
+                dreaming_rows.upsert_rejection(c, RejectionRow(key, row.id, signals, now, "reverted"))
+                dreaming_rows.release_origins(c, key, self.runtime.settings.agent_id)
+            dreaming_rows.stale_pending(
+                c,
+                base_sha256_not=restored_sha,
+                at=now,
+                reason=f"MEMORY.md changed when proposal {row.id[:8]} was reverted",
             )
 
     # --------------------------------------------------------------------------------- history

@@ -296,6 +296,7 @@ class ForgetService:
         ``allow_unresolved``: then its id is tombstoned, so a session that arrives later with
         that id is refused on import.
         """
+        self.runtime.store.require_writable()  # before any file is touched
         lock = self.runtime.lock("dreaming", timeout=5.0)
         if not lock.acquire():
             raise ClawmemError("a Dreaming run or review is in progress for this agent; try again shortly")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
-from clawmem.engine.errors import IndexBusy
+from clawmem.engine.errors import ClawmemError, IndexBusy
 
 
 class ReindexLock:
@@ -30,8 +30,13 @@ class ReindexLock:
 
         ``on_wait`` is called once, when the lock is held elsewhere and acquire is going to wait.
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only home: the write this lock guards cannot happen either
+            raise ClawmemError(
+                f"cannot take the lock {self.path}: {exc.strerror or exc}; nothing was changed"
+            ) from None
         deadline = None if self.timeout is None else time.monotonic() + self.timeout
         waiting = False
         while True:

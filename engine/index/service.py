@@ -203,6 +203,7 @@ class IndexService:
         :meth:`embed_pending` afterwards, e.g. in a background worker.
         """
         self.runtime.require_workspace()
+        self.runtime.store.require_writable()  # before any file is touched
         started = time.perf_counter()
         choice = self.provider_choice()
         warnings: list[str] = []
@@ -395,6 +396,8 @@ class IndexService:
 
     def embedding_active(self) -> bool:
         """Whether an embedding pass (this process's worker or another clawmem) is running now."""
+        if self.runtime.store.read_only:  # nothing can write this index's vectors
+            return False
         probe = self.runtime.lock("embed", timeout=0.0)
         if probe.acquire():
             probe.release()

@@ -132,7 +132,7 @@ class SearchService:
             response = replace(response, fallback=choice.error)
         if state is not None and state.mismatched:
             response = replace(response, stale=True, action="clawmem index --force")
-        if record:
+        if record and not self.store.read_only:
             recall.record_search(conn, query, response.results, self.clock)
         return response
 
@@ -158,6 +158,12 @@ class SearchService:
     def _sync_before(self, sync: bool, warnings: list[str]) -> None:
         """Bring the text up to date without waiting for a busy writer (a busy one is a warning)."""
         if not self.runtime.workspace.is_dir():
+            return
+        if self.store.read_only:  # search the index as it is; nothing is recorded for Dreaming
+            warnings.append(
+                f"the database is {self.store.read_only}: searched the index as it is "
+                "(not refreshed; this search is not recorded for Dreaming)"
+            )
             return
         if self.index.stored_identity() is None:
             # docs/memory-core.md: an empty index runs one sync first. Callers that sync themselves

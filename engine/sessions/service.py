@@ -640,6 +640,7 @@ class SessionService:
     def write_note(self, session_id: str) -> NoteResult:
         """Write the session-memory note ``memory/YYYY-MM-DD-<slug>.md`` (interactive sessions only)."""
         self.runtime.require_workspace()
+        self.runtime.store.require_writable()  # before any file is touched
         self._refuse_forgotten(session_id)
         w = self._window(session_id)
         if w.kind != "interactive":
@@ -732,6 +733,7 @@ class SessionService:
         is refused (nothing is written), so no caller can raise tainted text to ``agent``.
         """
         self.runtime.require_workspace()
+        self.runtime.store.require_writable()  # before any file is touched
         if not text.strip():
             raise ClawmemError("nothing to flush: the text is empty")
         if origin is not None and origin not in ("agent", "untrusted"):
@@ -784,6 +786,7 @@ class SessionService:
         decides it (it may only be lowered from ``agent``). Only today's diary, never a curated file.
         """
         self.runtime.require_workspace()
+        self.runtime.store.require_writable()  # before any file is touched
         if not text.strip():
             raise ClawmemError("nothing to append: the text is empty")
         if origin not in ("agent", "untrusted"):

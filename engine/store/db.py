@@ -6,10 +6,15 @@ readers proceed while one writer commits. ``Store`` is cheap to share between th
 Opening an up-to-date database writes nothing (so ``status``, ``search`` and ``forget --dry-run``
 work while another process holds the write lock); a write that cannot get the lock within the
 busy timeout raises :class:`~engine.errors.DatabaseLocked`, a one-line user error.
+
+A database in a folder that cannot be written (a read-only disk or mount, another user's home)
+is opened read-only: reading and search work from the index as it is, and every write is
+refused up front with one line naming the database (tests/faults/test_read_only.py).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,8 +41,25 @@ def _load_vec(conn: apsw.Connection) -> str | None:
         return f"sqlite-vec could not be loaded: {exc}"
 
 
-def open_connection(path: Path | str, *, load_vec: bool = True) -> tuple[apsw.Connection, str | None]:
-    """Open (creating if needed) a database with the engine's pragmas."""
+def read_only_reason(path: Path | str) -> str | None:
+    """Why the database at ``path`` cannot be written (None: it can): an existing database in a
+    folder, or a file, that this process may not write (``os.access`` sees a read-only mount)."""
+    if str(path) == ":memory:" or not Path(path).is_file():
+        return None
+    for target in (Path(path).parent, Path(path)):
+        if not os.access(target, os.W_OK):
+            read_only_mount = os.statvfs(target).f_flag & os.ST_RDONLY
+            return "on a read-only file system" if read_only_mount else "not writable by this user"
+    return None
+
+
+def open_connection(
+    path: Path | str, *, load_vec: bool = True, read_only: bool = False
+) -> tuple[apsw.Connection, str | None]:
+    """Open (creating if needed) a database with the engine's pragmas; ``read_only`` opens an
+    existing one without writing anything (no journal-mode change, no -wal or -shm files)."""
+    if read_only:
+        return _open_read_only(path, load_vec)
     if str(path) != ":memory:":
         folder = Path(path).parent
         try:
@@ -58,6 +80,30 @@ def open_connection(path: Path | str, *, load_vec: bool = True) -> tuple[apsw.Co
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
+    return conn, vec_error
+
+
+def _open_read_only(path: Path | str, load_vec: bool) -> tuple[apsw.Connection, str | None]:
+    """A read-only connection. A WAL database whose -shm file cannot be created is opened
+    ``immutable`` (SQLite then trusts that no one writes it; a read-only folder ensures that)."""
+    uri = Path(path).resolve().as_uri()
+    flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+    conn: apsw.Connection | None = None
+    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+        try:
+            conn = apsw.Connection(uri + query, flags=flags)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+            break
+        except apsw.Error as exc:
+            error = exc
+            if conn is not None:
+                conn.close()
+            conn = None
+    if conn is None:
+        raise ClawmemError(f"cannot open database {path} read-only: {error}") from None
+    vec_error = _load_vec(conn) if load_vec else "sqlite-vec disabled"
+    cjk_index.register(conn)
+    bm25.register(conn)
     return conn, vec_error
 
 
@@ -93,11 +139,17 @@ class Store:
         self._lock = threading.Lock()
         self._all: list[apsw.Connection] = []
         self.vec_error: str | None = None
+        self.read_only = read_only_reason(path)  # None: writable; else why not
         conn = self.conn()  # open once now so errors surface early
         from clawmem.engine.store.schema import ensure_schema
 
         with _usable(path, self.close):
-            ensure_schema(conn)  # writes only when a component is behind
+            try:
+                ensure_schema(conn)  # writes only when a component is behind
+            except apsw.ReadOnlyError:
+                raise ClawmemError(
+                    f"database {path} is {self.read_only} and needs an upgrade this version cannot write"
+                ) from None
 
     @property
     def vec_available(self) -> bool:
@@ -106,16 +158,26 @@ class Store:
     def conn(self) -> apsw.Connection:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn, vec_error = open_connection(self.path, load_vec=self._load_vec)
+            conn, vec_error = open_connection(self.path, load_vec=self._load_vec, read_only=bool(self.read_only))
             self.vec_error = vec_error
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
         return conn
 
+    def require_writable(self) -> None:
+        """Refuse a write up front, in one line, when the database cannot be written: a command
+        that writes files and the database checks this before it touches a file."""
+        if self.read_only:
+            raise ClawmemError(
+                f"cannot write the database {self.path}: it is {self.read_only}; nothing was changed "
+                "(reading and search work from it as it is)"
+            )
+
     @contextmanager
     def write(self) -> Iterator[apsw.Connection]:
         """A write transaction taken immediately (no deadlock on upgrade from read)."""
+        self.require_writable()
         conn = self.conn()
         begin_immediate(conn)
         try:

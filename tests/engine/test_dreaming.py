@@ -19,6 +19,7 @@ from clawmem.engine.dreaming import consolidate
 from clawmem.engine.dreaming.deep import explain_entry
 from clawmem.engine.dreaming.light import run_light
 from clawmem.engine.dreaming.rem import run_rem
+from clawmem.engine.dreaming.service import DreamingService
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.recall import claim_hash, query_hash, record_search
 from clawmem.engine.store import dreaming_rows, recall_rows
@@ -882,3 +883,54 @@ def test_bad_inputs_are_one_line_errors(fts_engine: MemoryEngine) -> None:
         fts_engine.dreaming.run_scheduled("3pm")
     with pytest.raises(ClawmemError, match="unknown phase"):
         fts_engine.dreaming.run(("dawn",))
+
+
+class _Crash(Exception):
+    """Stands in for a kill -9 between a Markdown write and the database's bookkeeping (the fault
+    harness kills the real process there: tests/faults/test_kill9.py; this pins the recovery)."""
+
+
+def test_an_approve_killed_after_its_write_is_finished_by_the_next_approve(
+    home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_fact(workspace)
+    settings = base_settings(home, workspace)
+    recall_three_days(settings)
+    memory, dreams = workspace / "MEMORY.md", workspace / "DREAMS.md"
+    with engine_at(settings, DREAM_AT) as e:
+        proposal = e.dreaming.run().proposal
+        assert proposal is not None
+        with monkeypatch.context() as m:
+            m.setattr(DreamingService, "_record_applied", lambda *a: (_ for _ in ()).throw(_Crash()))
+            with pytest.raises(_Crash):
+                e.dreaming.approve(proposal.id)
+        rewritten = memory.read_bytes()
+        assert FACT in rewritten.decode() and e.dreaming.proposal(proposal.id).status != "applied"
+        result = e.dreaming.approve(proposal.id)  # before: refused as "MEMORY.md changed", marked stale
+        assert result.applied and "interrupted apply" in result.message
+        assert e.dreaming.proposal(proposal.id).status == "applied" and memory.read_bytes() == rewritten
+        assert dreams.read_text(encoding="utf-8").count(f"- Approved: proposal {proposal.id[:8]}.") == 1
+        assert e.dreaming.revert(proposal.id).reverted  # the applied rewrite can be taken back
+
+
+def test_a_revert_killed_after_its_restore_is_finished_by_the_next_revert(
+    home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_fact(workspace)
+    settings = base_settings(home, workspace, review="auto")
+    recall_three_days(settings)
+    memory, dreams = workspace / "MEMORY.md", workspace / "DREAMS.md"
+    before = memory.read_bytes()
+    with engine_at(settings, DREAM_AT) as e:
+        run = e.dreaming.run()
+        assert run.applied is not None and run.applied.applied
+        pid = run.applied.proposal.id
+        with monkeypatch.context() as m:
+            m.setattr(DreamingService, "_record_reverted", lambda *a: (_ for _ in ()).throw(_Crash()))
+            with pytest.raises(_Crash):
+                e.dreaming.revert(pid)
+        assert memory.read_bytes() == before and e.dreaming.proposal(pid).status == "applied"
+        result = e.dreaming.revert(pid)  # before: refused as "MEMORY.md changed … merge by hand"
+        assert result.reverted and "interrupted revert" in result.message
+        assert e.dreaming.proposal(pid).status == "reverted" and memory.read_bytes() == before
+        assert dreams.read_text(encoding="utf-8").count(f"- Reverted: proposal {pid[:8]}.") == 1

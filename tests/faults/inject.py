@@ -10,12 +10,16 @@ With ``$CLAWMEM_FAULT=enospc`` the N-th *fsync* raises ENOSPC instead, as a full
 the file system allocates the blocks at flush time (no test can fill a real disk portably here:
 the suite runs as root, which ignores permissions, and mounting a small tmpfs needs privileges).
 
+``$CLAWMEM_FAULT_ENTRY`` names a module whose ``main(argv)`` runs instead of the CLI's (the
+app's editor save: tests/faults/app_save.py).
+
 Usage: python -m tests.faults.inject N clawmem-args…
 """
 
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import signal
 import sys
@@ -67,9 +71,9 @@ os.replace = _counted_replace  # type: ignore[assignment]
 os.fsync = _counted_fsync
 apsw.Connection = _Connection  # type: ignore[misc]
 
-from clawmem.program.main import main  # noqa: E402  (after the hooks: the store imports apsw.Connection by name)
-
-code = main(sys.argv[2:])
+# after the hooks: the store imports apsw.Connection by name
+_entry = importlib.import_module(os.environ.get("CLAWMEM_FAULT_ENTRY") or "clawmem.program.main")
+code = _entry.main(sys.argv[2:])
 if _kill_at == 0 and os.environ.get("CLAWMEM_FAULT_COUNT"):
     with open(os.environ["CLAWMEM_FAULT_COUNT"], "w", encoding="utf-8") as fh:
         fh.write(str(_fsyncs if _enospc else _steps))

@@ -22,7 +22,7 @@ import pytest
 from clawmem.engine.workspace.writes import TEMP_SUFFIX
 
 from tests.conftest import FIXTURES
-from tests.faults.scenarios import SCENARIOS, Scenario, cli, database, markdown, run_killed
+from tests.faults.scenarios import SCENARIOS, Scenario, cli, database, markdown
 
 SOAK = os.environ.get("CLAWMEM_SOAK") == "1"
 SAMPLE = 5  # steps per scenario in CI (seeded, ~50 s in all); all of them under make soak
@@ -35,11 +35,13 @@ def test_kill_at_every_write_step_loses_nothing(scenario: Scenario, tmp_path: Pa
     shutil.copytree(FIXTURES / "workspace", base / "ws")
     scenario.prepare(base / "home", base / "ws")
     before = markdown(base / "ws")
+    command = scenario.args(base / "home", base / "ws")
 
     ref = tmp_path / "reference"
     shutil.copytree(base, ref)
     count = tmp_path / "steps"
-    assert run_killed(ref / "home", ref / "ws", scenario.command, 0, scenario.now, count_to=count) == 0
+    p = scenario.run(ref / "home", ref / "ws", command, count_to=count)
+    assert p.returncode == 0, p.stderr
     after = markdown(ref / "ws")
     assert after != before or not scenario.writes_markdown, "the command wrote nothing"
     steps = int(count.read_text())
@@ -56,7 +58,7 @@ def test_kill_at_every_write_step_loses_nothing(scenario: Scenario, tmp_path: Pa
         shutil.rmtree(run, ignore_errors=True)
         shutil.copytree(base, run)
         home, ws = run / "home", run / "ws"
-        code = run_killed(home, ws, scenario.command, n, scenario.now)
+        code = scenario.run(home, ws, command, n).returncode
         assert code in (-9, 0), f"step {n}: exit {code}"
         killed += code == -9
         # Every Markdown file is whole: its old bytes or its new ones. A temp file the kill left
@@ -73,9 +75,10 @@ def test_kill_at_every_write_step_loses_nothing(scenario: Scenario, tmp_path: Pa
         assert found["results"], f"step {n}: the index serves no search"
         # Running the command again finishes the work.
         if scenario.rerun_if_done or now != after:
-            out = cli(home, ws, *scenario.command, now=scenario.now).stdout
+            again = scenario.run(home, ws, command)
+            assert again.returncode == 0, f"step {n}: the re-run failed: {again.stderr}"
             if scenario.name == "forget":
-                assert "0 residual" in out, out
+                assert "0 residual" in again.stdout, again.stdout
         final = markdown(ws)
         assert not [rel for rel in final if rel.endswith(TEMP_SUFFIX)], f"step {n}: a temp file outlived the re-run"
         for rel in scenario.finished or tuple(set(final) | set(after)):

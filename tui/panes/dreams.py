@@ -619,6 +619,8 @@ class DreamsPane(Pane):
             self.refused.pop(result.proposal_id, None)
             self._set_note(Text(f"✓ {result.message}", style="green"))
             self.notify(result.message, title="dreams")
+            for warning in result.warnings:
+                self.notify(warning, title="dreams", severity="warning")
             self.clawmem_app.start_indexing(only=frozenset({"MEMORY.md"}))
         else:
             # No toast: the refusal and the three texts are shown in the History view itself.
