@@ -843,3 +843,12 @@ def test_a_hit_found_by_meaning_alone_gets_the_keyword_credit_its_text_has(maria
     assert len(maria_only) == 1 and 0 < maria_only.pop() < min(h.breakdown.keyword for h in by_word)
     vector_only = maria_engine.search("When did Maria donate her car?", legs="vector", record=False)
     assert all(h.breakdown.keyword == 0 for h in vector_only.results)  # vector-only mode: no keyword part
+
+
+def test_a_query_that_is_not_valid_text_is_a_user_error(fts_engine: MemoryEngine) -> None:
+    """Undecodable argv bytes arrive as lone surrogates; recording the recall signal crashed on them."""
+    fts_engine.sync()
+    for query in ("hotel \udcff", "\ud800"):
+        with pytest.raises(ClawmemError, match="not valid text"):
+            fts_engine.search(query)
+    assert fts_engine.search("hotel").results
