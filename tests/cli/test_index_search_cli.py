@@ -526,3 +526,23 @@ def test_search_for_undecodable_bytes_is_a_user_error(capsys: pytest.CaptureFixt
     code, out, err = run(capsys, *kw, "search", "--json", "hotel \udcff")
     assert code == 1 and out == ""
     assert "not valid text" in one_line_error(err)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("intent", "cancel", "\udcff"),
+        ("intent", "create", "--description", "x\udcff", "--keywords", "a", "--channel", "c", "--sender", "s"),
+        ("forget", "--session", "\udcff", "--dry-run"),
+    ],
+)
+def test_undecodable_bytes_in_an_argument_are_a_user_error(
+    capsys: pytest.CaptureFixture[str], kw: list[str], args: tuple[str, ...]
+) -> None:
+    """Non-UTF-8 argv bytes arrive as lone surrogates; the commands that stored or hashed them
+    failed with an internal error."""
+    code, _, err = run(capsys, *kw, *args)
+    assert code == 1
+    assert "not valid UTF-8 text" in one_line_error(err)
+    code, out, _ = run(capsys, *kw, "intent", "list", "--json")
+    assert code == 0 and "x\\udcff" not in out
