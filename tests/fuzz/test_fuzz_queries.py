@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
-from clawmem.engine.search.types import SearchResponse
+from clawmem.engine.search.types import ScoringMode, SearchResponse
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -92,11 +92,16 @@ queries = st.one_of(
 )
 
 
-def nasty_examples(f: Callable[..., Any]) -> Callable[..., Any]:
-    """Every query of NASTY as an explicit example (CI covers them on every run)."""
-    for q in reversed(NASTY):
-        f = example(q)(f)
-    return f
+def nasty_examples(**fixed: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Every query of NASTY as an explicit example (CI covers them on every run), with ``fixed``
+    for the test's other arguments."""
+
+    def add(f: Callable[..., Any]) -> Callable[..., Any]:
+        for q in reversed(NASTY):
+            f = example(query=q, **fixed)(f)
+        return f
+
+    return add
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +116,7 @@ def indexed() -> Iterator[tuple[Path, Path, MemoryEngine, dict[str, bytes | str]
 
 
 @given(query=queries)
-@nasty_examples
+@nasty_examples()
 def test_cli_search_answers_or_refuses_in_one_line(
     indexed: tuple[Path, Path, MemoryEngine, dict[str, bytes | str]], query: str
 ) -> None:
@@ -130,14 +135,14 @@ def test_cli_search_answers_or_refuses_in_one_line(
     assert snapshot(workspace) == before
 
 
-@given(query=queries)
-@nasty_examples
+@given(query=queries, scoring=st.sampled_from(("calibrated", "openclaw")))
+@nasty_examples(scoring="openclaw")  # the CLI test runs them calibrated
 def test_engine_search_returns_or_raises_a_user_error(
-    indexed: tuple[Path, Path, MemoryEngine, dict[str, bytes | str]], query: str
+    indexed: tuple[Path, Path, MemoryEngine, dict[str, bytes | str]], query: str, scoring: ScoringMode
 ) -> None:
     _, workspace, engine, before = indexed
     try:
-        response = engine.search(query, sync=False)
+        response = engine.search(query, sync=False, scoring=scoring)
     except ClawmemError as exc:
         assert "\n" not in str(exc).strip(), str(exc)
     else:
