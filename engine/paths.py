@@ -11,6 +11,7 @@ import unicodedata
 from pathlib import Path, PurePosixPath
 
 from clawmem.engine.errors import PathRefused
+from clawmem.engine.text_clip import clip_flat
 from clawmem.engine.workspace.names import CURATED_ROOT_FILES, DREAMS_FILES
 
 
@@ -58,7 +59,18 @@ def resolve_memory_path(workspace: Path, user_path: str, *, allow_dreams: bool =
     if not is_memory_rel_path(rel) or (not allow_dreams and rel in DREAMS_FILES):
         raise PathRefused(f"{user_path}: not a memory path (MEMORY.md, memory.md, USER.md, DREAMS.md or memory/…)")
     root = workspace.resolve()
-    candidate = root / rel
+    try:
+        resolved = _inside(root, rel, user_path)
+        resolved.exists()  # the file system's own refusals (a name too long) surface here
+    except (OSError, ValueError) as exc:
+        # A name the file system refuses (too long) or cannot encode (a lone surrogate): no file.
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a valid file name"
+        raise PathRefused(f"{clip_flat(user_path, 120)}: {why}") from None
+    return resolved
+
+
+def _inside(root: Path, rel: str, user_path: str) -> Path:
+    """``root / rel`` resolved, refusing a symlink on the way and anything outside ``root``."""
     # Refuse symlinks anywhere below the workspace root, even when they point inside:
     # the index skips them, so reading through one would show text search never sees.
     probe = root
@@ -66,7 +78,7 @@ def resolve_memory_path(workspace: Path, user_path: str, *, allow_dreams: bool =
         probe = probe / part
         if probe.is_symlink():
             raise PathRefused(f"{user_path}: symbolic links are refused")
-    resolved = candidate.resolve()
+    resolved = (root / rel).resolve()
     if not resolved.is_relative_to(root):
         raise PathRefused(f"{user_path}: resolves outside the workspace")
     return resolved

@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import apsw
 from clawmem.engine.errors import ClawmemError
+from clawmem.engine.text_clip import clip
 from clawmem.mcp_server.auth import BearerTokenMiddleware
 from clawmem.mcp_server.door import MemoryDoor
 from clawmem.mcp_server.tools import MemoryGetArgs, Tools, one_line, tool_specs
@@ -27,6 +28,8 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 log = logging.getLogger("clawmem.mcp")
+
+MAX_ERROR_CHARS = 500  # a tool error's length at most
 
 INSTRUCTIONS = (
     "clawmem is this agent's long-term memory (OpenClaw Memory Core: Markdown files are the truth). "
@@ -56,6 +59,23 @@ def _validation_line(exc: ValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}{shown}{more}"
 
 
+def not_text(value: Any, where: str = "") -> str | None:
+    """The first argument (``project.0``) holding a string that is not valid Unicode (a lone
+    surrogate, which JSON can carry): no file, index or log could store it. None when all are."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "arguments"
+        return None
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = not_text(item, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
+
+
 class ClawmemMCPServer(MCPServer):
     """The SDK's MCPServer with clawmem's error rules (see the module docstring)."""
 
@@ -64,6 +84,12 @@ class ClawmemMCPServer(MCPServer):
         self._log_path = log_path
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await self._call_tool(name, arguments, context)
+        except ToolError as exc:  # one line, and short: an argument or key echoed back may be huge or hold newlines
+            raise ToolError(clip(str(exc), MAX_ERROR_CHARS, flat=True)) from None
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
         if tool is not None:
             known = set((tool.parameters or {}).get("properties", {}))
@@ -73,6 +99,9 @@ class ClawmemMCPServer(MCPServer):
                     f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
                     f"(arguments: {', '.join(sorted(known))}); nothing was done"
                 )
+            where = not_text(arguments)
+            if where is not None:
+                raise ToolError(f"{name}: {where}: not valid Unicode text (a lone surrogate); nothing was done")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

@@ -82,11 +82,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # a bug: one line for the user, the traceback in the log
-        log = messages.log_exception(args)
-        where = f"details in {log}" if log else "no log could be written"
-        messages.fail(f"internal error: {type(exc).__name__}: {exc} ({where})")
+    except UnicodeEncodeError as exc:
+        if exc.reason != "surrogates not allowed":
+            return _internal_error(args, exc)
+        # Bytes of an argument that are not UTF-8 reach Python as lone surrogates (PEP 383).
+        messages.fail("an argument is not valid UTF-8 text (undecodable bytes); give it as UTF-8")
         return 1
+    except Exception as exc:
+        return _internal_error(args, exc)
+
+
+def _internal_error(args: argparse.Namespace | None, exc: Exception) -> int:
+    """``exc``, being handled, is a bug: one line for the user, the traceback in the log."""
+    log = messages.log_exception(args)
+    where = f"details in {log}" if log else "no log could be written"
+    messages.fail(f"internal error: {type(exc).__name__}: {exc} ({where})")
+    return 1
 
 
 if __name__ == "__main__":

@@ -12,12 +12,18 @@ from pathlib import Path
 from clawmem.engine.config import default_home
 
 
+def one_line(message: str) -> str:
+    """``message`` with its control and separator characters escaped (``\\n``, ``\\x1e``): a path
+    or query echoed back can never break the message over lines or drive the terminal."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in message)
+
+
 def fail(message: str) -> None:
-    print(f"clawmem: error: {message}", file=sys.stderr)
+    print(f"clawmem: error: {one_line(message)}", file=sys.stderr)
 
 
 def warn(message: str) -> None:
-    print(f"clawmem: warning: {message}", file=sys.stderr)
+    print(f"clawmem: warning: {one_line(message)}", file=sys.stderr)
 
 
 def log_exception(args: argparse.Namespace | None) -> Path | None:

@@ -142,6 +142,8 @@ class SearchService:
         """The request's limits and mode (the settings' where not given), or a one-line error."""
         if not query.strip():
             raise ClawmemError("the query is empty")
+        if not query.isascii() and not _encodable(query):
+            raise ClawmemError("the query is not valid text (undecodable bytes or a lone surrogate)")
         s = self.settings.search
         max_results = s.max_results if max_results is None else max_results
         min_score = s.min_score if min_score is None else min_score
@@ -208,3 +210,12 @@ class SearchService:
         background = build_background([blob_to_vec(b) for b, _ in sample], [t for _, t in sample])
         self._background = (key, background)
         return background
+
+
+def _encodable(text: str) -> bool:
+    """True when ``text`` is valid Unicode (no lone surrogate): the index, recall hashes and JSON need UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -237,14 +237,19 @@ def query_concepts(query: str, *, stem: bool = False) -> list[str]:
 
 
 def _longest_shared_run(piece: str, text: str) -> int:
-    """Length of the longest substring of ``piece`` that occurs in ``text``."""
-    best = 0
-    for i in range(len(piece)):
-        for j in range(len(piece), i + best, -1):
-            if piece[i:j] in text:
-                best = j - i
-                break
-    return best
+    """Length of the longest substring of ``piece`` that occurs in ``text``.
+
+    Searched by length (a shared run's prefixes are shared too), so a long pasted query costs
+    O(n log n) substring tests, not O(n²) (a 4,000-character CJK query took 3 s per search).
+    """
+    low, high = 0, min(len(piece), len(text))
+    while low < high:
+        size = (low + high + 1) // 2
+        if any(piece[i : i + size] in text for i in range(len(piece) - size + 1)):
+            low = size
+        else:
+            high = size - 1
+    return low
 
 
 def concept_coverage(concepts: list[str], text: str, weights: dict[str, float] | None = None) -> float:

@@ -509,3 +509,40 @@ def test_index_embeds_lines_and_explain_names_the_best_line(
     code, out, _ = run(capsys, *flags, "search", "who upgraded the hotel room", "--explain", "--no-record")
     assert f"  best line {b['lineVector']:.2f}     line {b['line']} · cosine {b['lineCosine']:.3f}" in out
     assert "· 0.7·chunk + 0.3·best line" in out
+
+
+@pytest.mark.parametrize("path", ["memory/a\nb.md", "0\x1e", "memory/\x1b[2Jx.md", "memory/" + "x" * 300 + ".md"])
+def test_get_echoes_a_bad_path_on_one_line(capsys: pytest.CaptureFixture[str], kw: list[str], path: str) -> None:
+    """A path echoed in the error was printed raw: a newline (or \\x1e, a line break to
+    splitlines) broke the message over lines; a name too long was an internal error."""
+    code, out, err = run(capsys, *kw, "get", "--", path)
+    assert code == 1 and out == ""
+    line = one_line_error(err)
+    assert "internal error" not in line and "\x1b" not in line
+
+
+def test_search_for_undecodable_bytes_is_a_user_error(capsys: pytest.CaptureFixture[str], kw: list[str]) -> None:
+    """``clawmem search $'\\xff'`` reaches Python as a lone surrogate; it was an internal error."""
+    code, out, err = run(capsys, *kw, "search", "--json", "hotel \udcff")
+    assert code == 1 and out == ""
+    assert "not valid text" in one_line_error(err)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("intent", "cancel", "\udcff"),
+        ("intent", "create", "--description", "x\udcff", "--keywords", "a", "--channel", "c", "--sender", "s"),
+        ("forget", "--session", "\udcff", "--dry-run"),
+    ],
+)
+def test_undecodable_bytes_in_an_argument_are_a_user_error(
+    capsys: pytest.CaptureFixture[str], kw: list[str], args: tuple[str, ...]
+) -> None:
+    """Non-UTF-8 argv bytes arrive as lone surrogates; the commands that stored or hashed them
+    failed with an internal error."""
+    code, _, err = run(capsys, *kw, *args)
+    assert code == 1
+    assert "not valid UTF-8 text" in one_line_error(err)
+    code, out, _ = run(capsys, *kw, "intent", "list", "--json")
+    assert code == 0 and "x\\udcff" not in out

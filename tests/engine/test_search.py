@@ -6,6 +6,7 @@ import itertools
 import json
 import math
 import statistics
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from clawmem.engine.errors import ClawmemError, ModelError
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.recall import recall_entries
+from clawmem.engine.search.tokens import _longest_shared_run
 from clawmem.engine.search.types import SearchHit
 from clawmem.engine.search.vector import vector_leg
 
@@ -843,3 +845,35 @@ def test_a_hit_found_by_meaning_alone_gets_the_keyword_credit_its_text_has(maria
     assert len(maria_only) == 1 and 0 < maria_only.pop() < min(h.breakdown.keyword for h in by_word)
     vector_only = maria_engine.search("When did Maria donate her car?", legs="vector", record=False)
     assert all(h.breakdown.keyword == 0 for h in vector_only.results)  # vector-only mode: no keyword part
+
+
+def test_a_query_that_is_not_valid_text_is_a_user_error(fts_engine: MemoryEngine) -> None:
+    """Undecodable argv bytes arrive as lone surrogates; recording the recall signal crashed on them."""
+    fts_engine.sync()
+    for query in ("hotel \udcff", "\ud800"):
+        with pytest.raises(ClawmemError, match="not valid text"):
+            fts_engine.search(query)
+    assert fts_engine.search("hotel").results
+
+
+def test_a_long_cjk_query_takes_time_in_proportion_to_its_length(fts_engine: MemoryEngine) -> None:
+    """The partial credit of a CJK phrase compared every pair of its positions: a pasted
+    8,000-character query took half a minute per search; by length it takes well under a second."""
+    fts_engine.sync()
+    started = time.perf_counter()
+    fts_engine.search("杭州" * 4_000, sync=False, record=False)
+    assert time.perf_counter() - started < 5.0
+
+
+@pytest.mark.parametrize(
+    ("piece", "text", "run"),
+    [
+        ("湖景房", "没有订湖景房", 3),
+        ("西湖边酒店", "湖边的酒店", 2),
+        ("abc", "", 0),
+        ("", "abc", 0),
+        ("abcabd", "xbcabz", 4),
+    ],
+)
+def test_the_longest_shared_run_is_the_longest_common_substring(piece: str, text: str, run: int) -> None:
+    assert _longest_shared_run(piece, text) == run

@@ -159,3 +159,16 @@ def test_memory_get_never_cuts_a_line_and_says_when_from_is_past_the_end(tmp_pat
     (tmp_path / "memory" / "empty.md").write_text("", encoding="utf-8")
     empty = read_lines(tmp_path, "memory/empty.md")
     assert empty.total_lines == 0 and not empty.past_end and empty.text == ""
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["memory/" + "x" * 300 + ".md", "memory/" + "a/" * 3000 + "x.md", "memory/\ud800.md"],
+    ids=["name-too-long", "path-too-long", "lone-surrogate"],
+)
+def test_a_path_the_file_system_refuses_is_refused_in_one_short_line(workspace: Path, name: str) -> None:
+    """The file system's own refusals (ENAMETOOLONG, an unencodable name) were internal errors."""
+    with pytest.raises(PathRefused) as refused:
+        resolve_memory_path(workspace, name)
+    message = str(refused.value)
+    assert "\n" not in message and len(message) < 200
