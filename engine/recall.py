@@ -26,6 +26,7 @@ from clawmem.engine.kinds import ORIGIN_CLASSES
 from clawmem.engine.search.tokens import extract_keywords, has_cjk, query_concepts
 from clawmem.engine.search.types import SearchHit
 from clawmem.engine.store import recall_rows as rows
+from clawmem.engine.store.db import immediate
 from clawmem.engine.store.recall_rows import RecallRow
 from clawmem.engine.workspace.files import is_short_term_path
 
@@ -211,7 +212,7 @@ def record_search(
     now_ms = int(clock.timestamp() * 1000)
     day = clock.today()
     changed = 0
-    with conn:
+    with immediate(conn):
         for hit in hits:
             if not eligible(hit):
                 continue

@@ -21,6 +21,7 @@ import apsw
 from clawmem.engine.config import Clock
 from clawmem.engine.recall import DailyClaim, record_daily
 from clawmem.engine.store import dreaming_rows
+from clawmem.engine.store.db import immediate
 from clawmem.engine.workspace.reading import FileText, read_memory_text
 
 DAILY_INGESTION_SCORE = 0.62
@@ -259,7 +260,7 @@ def ingest_daily_notes(
     now_ms = int(clock.timestamp() * 1000)
     counted = 0
     total = 0
-    with conn:
+    with immediate(conn):
         dreaming_rows.prune_ingested(conn, (today - timedelta(days=MIN_LOOKBACK_DAYS * 2)).isoformat())
         for day, path in files:
             if total >= total_cap:

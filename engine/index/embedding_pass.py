@@ -21,6 +21,7 @@ from clawmem.engine.embed.provider import EmbeddingProvider
 from clawmem.engine.index.line_evidence import embed_pending_lines
 from clawmem.engine.index.sync import EmbedderIdentity
 from clawmem.engine.store import index_rows as rows
+from clawmem.engine.store.db import immediate
 
 EmbedProgress = Callable[[int, int], None]  # (chunks done, chunks pending at start); lines: (texts done, pending)
 
@@ -68,7 +69,7 @@ def embed_pending(
             break
         batch = hashes[start : start + batch_size]
         now = clock.timestamp()
-        with conn:
+        with immediate(conn):
             cached = rows.cache_lookup(conn, ident.provider, ident.model, ident.provider_key, batch, now)
         missing = [h for h in batch if h not in cached]
         vectors: dict[str, bytes] = dict(cached)
@@ -81,7 +82,7 @@ def embed_pending(
             vectors[h] = rows.vec_to_blob(provider.embed_passages([by_hash[h][0].text])[0])
             calls += 1
         batch = [h for h in batch if h in vectors]
-        with conn:
+        with immediate(conn):
             for h in batch:
                 if h in missing:
                     rows.cache_store(
@@ -91,7 +92,7 @@ def embed_pending(
         done += sum(len(by_hash[h]) for h in batch)
         if progress:
             progress(done, total)
-    with conn:
+    with immediate(conn):
         rows.cache_evict(conn, cache_cap)
     line_calls = 0
     if lines and not cancelled and not (cancel is not None and cancel.is_set()):

@@ -28,6 +28,7 @@ from clawmem.engine.embed.provider import EmbeddingProvider
 from clawmem.engine.index.sync import EmbedderIdentity
 from clawmem.engine.store import index_rows
 from clawmem.engine.store import line_vector_rows as lines_rows
+from clawmem.engine.store.db import immediate
 
 MIN_LINES = 2  # a chunk of one content line: its chunk vector is that line's
 MAX_LINES = 64  # a chunk of many short lines: the first 64 (a 400-token chunk rarely has more)
@@ -89,7 +90,7 @@ def embed_pending_lines(
             lines = [t for _, t in evidence_lines(item.text)]
             out.append((item.hash, lines_rows.pack(provider.embed_passages(lines)) if lines else b""))
             embedded += len(lines)
-        with conn:
+        with immediate(conn):
             for h, blob in out:
                 lines_rows.store(conn, h, ident.provider_key, blob)
         done += len(out)
@@ -97,7 +98,7 @@ def embed_pending_lines(
             progress(done, len(todo))
         if cancelled:
             break
-    with conn:
+    with immediate(conn):
         lines_rows.sweep(conn, ident.provider_key)
         if not cancelled and limit is None:
             index_rows.set_meta(conn, DONE_KEY, _marker(conn, ident))

@@ -32,6 +32,7 @@ from clawmem.engine.runtime import Runtime
 from clawmem.engine.sessions import index as session_index
 from clawmem.engine.sessions import trust
 from clawmem.engine.store import index_rows as rows
+from clawmem.engine.store.db import immediate
 from clawmem.engine.store.schema import (
     drop_derived,
     ensure_chunks_fts,
@@ -295,7 +296,7 @@ class IndexService:
         """The files whose hash changed (``only`` these), then the transcripts of a full sync."""
         vec = self.store.vec_available and embedder is not None
         if embedder is not None and vec:
-            with conn:
+            with immediate(conn):
                 ensure_vec_table(conn, embedder.dims)
         stats = sync_text(
             conn,
@@ -360,7 +361,7 @@ class IndexService:
         conn = self.store.conn()
         vec = self.store.vec_available
         if vec:
-            with conn:
+            with immediate(conn):
                 ensure_vec_table(conn, ident.dims)
         return embed_pending(
             conn,

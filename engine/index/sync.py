@@ -18,6 +18,7 @@ import apsw
 from clawmem.engine.config import Clock, Settings
 from clawmem.engine.index.chunking import chunk_id, chunk_memory_file
 from clawmem.engine.store import index_rows as rows
+from clawmem.engine.store.db import immediate
 from clawmem.engine.workspace.annotations import find_supersedes
 from clawmem.engine.workspace.files import MemoryFile
 from clawmem.engine.workspace.reading import FileText, read_memory_text
@@ -79,12 +80,12 @@ def sync_text(
     for rel in sorted(set(known) - present):
         if only is not None and rel not in only:
             continue
-        with conn:
+        with immediate(conn):
             rows.delete_source(conn, rel, "memory")
             rows.clear_skipped(conn, rel)
         stats.removed += 1
     if only is None:
-        with conn:
+        with immediate(conn):
             for path, _ in rows.skipped(conn):
                 if path not in present:
                     rows.clear_skipped(conn, path)
@@ -108,12 +109,12 @@ def sync_text(
         read = read_memory_text(file.path, file.rel, settings.index.max_file_bytes)
         if not isinstance(read, FileText):
             stats.skipped.append((file.rel, read.reason))
-            with conn:
+            with immediate(conn):
                 rows.delete_source(conn, file.rel, "memory")
                 rows.set_skipped(conn, file.rel, read.reason, file.size, now)
             continue
         if not force and prior is not None and prior.hash == read.raw_sha256:
-            with conn:
+            with immediate(conn):
                 rows.touch_source(conn, file.rel, "memory", read.mtime, read.size)
                 rows.clear_skipped(conn, file.rel)
             stats.unchanged += 1
@@ -171,7 +172,7 @@ def _index_file(
                 project_key=c.metadata.project_key,
             )
         )
-    with conn:
+    with immediate(conn):
         cached = (
             rows.cache_lookup(
                 conn, embedder.provider, embedder.model, embedder.provider_key, [c.hash for c in new], now

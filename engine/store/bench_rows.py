@@ -6,6 +6,7 @@ Nothing in the product calls these; they live here because all SQL lives in engi
 from __future__ import annotations
 
 import apsw
+from clawmem.engine.store.db import immediate
 
 
 def distinct_chunk_texts(conn: apsw.Connection) -> list[str]:
@@ -37,7 +38,7 @@ def copy_embedding_cache(conn: apsw.Connection, other_db: str) -> int:
     vectors computed per conversation: the cache is keyed by text hash). Returns rows added."""
     conn.execute("ATTACH DATABASE ? AS other", (other_db,))
     try:
-        with conn:
+        with immediate(conn):
             conn.execute(
                 "INSERT OR IGNORE INTO memory_embedding_cache "
                 "(provider, model, provider_key, hash, embedding, dims, updated_at) "

@@ -121,6 +121,30 @@ def _usable(path: Path | str, close: Callable[[], object]) -> Iterator[None]:
         raise ClawmemError(f"database {path} is not usable: {exc}") from None
 
 
+@contextmanager
+def immediate(conn: apsw.Connection) -> Iterator[apsw.Connection]:
+    """A write transaction that takes the write lock when it begins (``BEGIN IMMEDIATE``).
+
+    ``with conn:`` begins a deferred transaction, which reads first and asks for the write lock
+    at its first write; in WAL mode, if another process committed in between, that upgrade fails
+    at once with "database is locked" (SQLITE_BUSY_SNAPSHOT), whatever the busy timeout. Taking
+    the lock first makes it wait its turn instead (the race of every writer in
+    tests/faults/test_race.py found this). Inside a transaction already: a savepoint of it.
+    """
+    if conn.in_transaction:
+        with conn:
+            yield conn
+        return
+    begin_immediate(conn)
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
+
+
 def begin_immediate(conn: apsw.Connection) -> None:
     """``BEGIN IMMEDIATE``, or :class:`DatabaseLocked` when another process keeps the write lock."""
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import apsw
+from clawmem.engine.store.db import immediate
 
 Migration = Callable[[apsw.Connection], None]
 
@@ -389,7 +390,7 @@ def ensure_vec_table(conn: apsw.Connection, dims: int) -> None:
 
 def drop_derived(conn: apsw.Connection) -> None:
     """Drop every derived table (``reset``); origins, sessions, intents … survive."""
-    with conn:
+    with immediate(conn):
         for trig in [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")]:
             if trig.startswith(("memory_index_", "memory_embedding_")):
                 conn.execute(f'DROP TRIGGER IF EXISTS "{trig}"')
