@@ -209,7 +209,10 @@ def parse_instant(text: str) -> datetime:
         raise ConfigError(f"not an ISO 8601 date-time: {text!r}") from exc
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise ConfigError(f"not an ISO 8601 date-time in range: {text!r}") from exc
 
 
 # --------------------------------------------------------------------------- loading
