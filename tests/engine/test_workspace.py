@@ -123,6 +123,14 @@ def test_entries_of_user_md_carry_status_and_observed(workspace: Path) -> None:
     assert entries[0].marker_line == 3 and entries[0].start_line == 4
 
 
+def test_entries_of_text_with_cr_only_line_ends_are_parsed_not_crashed() -> None:
+    # markdown-it reads a lone CR as a line end; the entry lines must be split the same way
+    text = "- a <!-- observed: 2026-03-02 | status: superseded -->\r- b\r\n\n- c"
+    entries = parse_entries("MEMORY.md", text, curated_root=True)
+    assert [(e.display, e.start_line) for e in entries] == [("a", 1), ("b", 2), ("c", 4)]
+    assert entries[0].superseded
+
+
 def test_entries_of_memory_md_carry_annotations_and_flags(workspace: Path) -> None:
     entries = parse_entries("MEMORY.md", (workspace / "MEMORY.md").read_text(), curated_root=True)
     by_text = {e.display: e for e in entries}
