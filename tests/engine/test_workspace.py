@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from clawmem.engine.errors import ConflictError, PathRefused
 from clawmem.engine.paths import resolve_memory_path
+from clawmem.engine.workspace import files
 from clawmem.engine.workspace.entries import parse_entries
 from clawmem.engine.workspace.files import discover, is_short_term_path
 from clawmem.engine.workspace.reading import FileText, Skipped, read_memory_text, sha256_bytes
@@ -40,6 +41,19 @@ def test_symlinks_and_outside_paths_are_skipped(workspace: Path, tmp_path: Path)
     rels = {f.rel for f in discover(workspace)}
     assert "memory/link.md" not in rels
     assert not any(r.startswith("memory/linkdir") for r in rels)
+
+
+def test_an_extra_path_file_deleted_during_discovery_is_skipped(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # was a FileNotFoundError (an internal error in `status`) when a file vanished mid-walk
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "kept.md").write_text("- kept\n")
+    walk = files._walk_markdown
+    monkeypatch.setattr(files, "_walk_markdown", lambda base: [*walk(base), base / "gone.md"])
+    rels = {f.rel for f in discover(workspace, [str(notes)])}
+    assert str(notes / "kept.md") in rels and str(notes / "gone.md") not in rels
 
 
 def test_short_term_paths() -> None:
