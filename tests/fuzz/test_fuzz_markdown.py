@@ -2,8 +2,9 @@
 
 Inputs, written into MEMORY.md, USER.md or a diary (memory/YYYY-MM-DD.md): a BOM, NUL bytes, CRLF
 and CR-only line ends, invalid UTF-8 and UTF-8-encoded lone surrogates (``b"\\xed\\xa0\\x80"``),
-very long lines (a 10 MB line in one explicit example), deeply nested lists and blockquotes, and
-the annotations with odd values: ``<!-- observed: … | status: … | by: … -->``,
+very long lines (explicit examples: a 10 MB line, and a 4.5 MB one under the index's size cap),
+deeply nested lists and blockquotes, and the annotations with odd values:
+``<!-- observed: … | status: … | by: … -->``,
 ``<!-- supersedes: … -->``, ``<!-- importance: … -->``, ``<!-- trigger: … -->``,
 ``<!-- project: … -->`` and Dreaming's lineage and promotion markers.
 
@@ -142,6 +143,7 @@ def reading_commands(place: Place, target: str) -> None:
 @example(target="memory/2026-11-04.md", data=b"")
 @example(target="memory/2026-11-04.md", data=b"\xef\xbb\xbf")
 @example(target="memory/2026-11-05.md", data=b"- " + b"long " * 2_000_000 + b"\n")  # a 10 MB line
+@example(target="memory/2026-11-04.md", data=b"- " + "杭州预算 long ".encode() * 250_000 + b"\n")  # 4.5 MB, indexed
 def test_reading_commands_never_crash_nor_write(target: str, data: bytes) -> None:
     with fresh_place() as place:
         (place.workspace / target).write_bytes(data)
