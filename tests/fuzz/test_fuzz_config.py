@@ -82,7 +82,7 @@ literal = st.one_of(
             '"auto"',
             '"Europe/Berlin"',
             '"Not/AZone"',
-            '"../.."',
+            '".."',  # the example's temp dir: outside the workspace, yet not all of /tmp
             '"\\u0000"',
             '"杭州"',
             "[]",
@@ -141,13 +141,15 @@ def check(place: Place) -> None:
         ("context", "--json"),
     ):
         ran = place.run(*argv)
+        assert snapshot(place.workspace) == before, f"{argv} changed the workspace"
         if ran.code == 1:
             assert "config.toml" in ran.err, (argv, ran.err)
+            if argv == ("status",):  # the settings every command loads are refused: no need to go on
+                return
         elif argv[0] == "search":
             response = json.loads(ran.out, parse_constant=_not_a_number)
             for hit in [*response["results"], *response.get("nearMisses", [])]:
                 assert math.isfinite(hit["score"]), hit
-        assert snapshot(place.workspace) == before, f"{argv} changed the workspace"
 
 
 def _not_a_number(name: str) -> float:
@@ -168,7 +170,7 @@ def _not_a_number(name: str) -> float:
 @example(config=b'[embedding]\nprovider = "none"\n[search]\nsnippet_max_chars = -1\ncandidate_multiplier = 0\n')
 @example(config=b'[embedding]\nprovider = "none"\n[index]\nmax_file_bytes = -1\nchunk_tokens = 9223372036854775807\n')
 @example(config=b'[embedding]\nprovider = "none"\n[bootstrap]\nmax_chars = -5\ntotal_max_chars = 0\n')
-@example(config=b'[embedding]\nprovider = "none"\n[index]\nsources = ["/etc", "../outside"]\nextra_paths = "../.."\n')
+@example(config=b'[embedding]\nprovider = "none"\n[index]\nsources = ["/etc", "../outside"]\nextra_paths = ".."\n')
 @example(config=b'[embedding]\nprovider = "none"\n[tui]\nkeymap = { "editor.save" = 1 }\n')
 @example(config=b'[embedding]\nprovider = "none"\n[nonsense]\nx = 1\n')
 @example(config=b'agent_id = "../x"\n[embedding]\nprovider = "none"\n')
