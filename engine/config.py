@@ -8,7 +8,9 @@ variables (``CLAWMEM_*``) and explicit overrides (command-line flags).
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -209,7 +211,10 @@ def parse_instant(text: str) -> datetime:
         raise ConfigError(f"not an ISO 8601 date-time: {text!r}") from exc
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise ConfigError(f"not an ISO 8601 date-time in range: {text!r}") from exc
 
 
 # --------------------------------------------------------------------------- loading
@@ -265,6 +270,10 @@ def _coerce(section: str, name: str, declared: Any, value: Any) -> Any:
     if declared_s.startswith("float"):
         if not isinstance(value, (int, float)):
             raise ConfigError(f"config {where}: expected a number")
+        if isinstance(value, int) and abs(value) > sys.float_info.max:
+            raise ConfigError(f"config {where}: {value} is out of range")
+        if math.isnan(value):  # nan would pass every range check
+            raise ConfigError(f"config {where}: expected a number, got nan")
         return float(value)
     if value is not None and not isinstance(value, str):
         raise ConfigError(f"config {where}: expected a string")
@@ -294,8 +303,27 @@ def load_settings(
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     read_config_file: bool = True,
 ) -> Settings:
-    """Build the run's settings: defaults < config.toml < CLAWMEM_* env < explicit arguments."""
+    """Build the run's settings: defaults < config.toml < CLAWMEM_* env < explicit arguments.
+
+    A bad setting's one line names the key and, when a config file was read, the file."""
     home = Path(home or default_home()).expanduser().resolve()
+    try:
+        return _load_settings(home, workspace, agent_id, model, overrides, read_config_file)
+    except ConfigError as exc:
+        config_file = home / "config.toml"
+        if read_config_file and str(exc).startswith("config") and config_file.is_file():
+            raise ConfigError(f"{exc} (in {config_file})") from exc
+        raise
+
+
+def _load_settings(
+    home: Path,
+    workspace: Path | None,
+    agent_id: str | None,
+    model: str | None,
+    overrides: Mapping[str, Mapping[str, Any]] | None,
+    read_config_file: bool,
+) -> Settings:
     data: dict[str, Any] = {}
     config_file = home / "config.toml"
     if read_config_file and config_file.is_file():
@@ -333,7 +361,8 @@ def load_settings(
         else None,
     )
     if not _valid_agent_id(settings.agent_id):
-        raise ConfigError(f"agent id {settings.agent_id!r}: use letters, digits, '-' or '_'")
+        source = "--agent" if agent_id else "CLAWMEM_AGENT" if os.environ.get("CLAWMEM_AGENT") else "config agent_id"
+        raise ConfigError(f"{source} {settings.agent_id!r}: use letters, digits, '-' or '_'")
 
     merged: dict[str, dict[str, Any]] = {k: dict(v) for k, v in data.items() if k in _SECTIONS}
     env_threads = os.environ.get("CLAWMEM_THREADS")
@@ -379,8 +408,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("config search.mmr_lambda must be between 0 and 1")
     if not 0.0 <= s.search.max_decay <= 1.0:
         raise ConfigError("config search.max_decay must be between 0 and 1")
-    if s.search.half_life_days <= 0:
-        raise ConfigError("config search.half_life_days must be positive")
+    if not 0 < s.search.half_life_days < math.inf:  # inf would print as Infinity, which is not JSON
+        raise ConfigError("config search.half_life_days must be positive and finite")
     if s.bootstrap.user_max_chars > 4_000:
         raise ConfigError("config bootstrap.user_max_chars cannot be raised above 4000")
     if s.embedding.threads is not None and s.embedding.threads < 1:

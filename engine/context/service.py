@@ -89,6 +89,7 @@ _ALLOWED: dict[str, frozenset[str]] = {
 }
 MAX_BOOTSTRAP_FILE_BYTES = 2 * 1024 * 1024  # larger files become a [MISSING] placeholder
 MIN_BOOTSTRAP_FILE_BUDGET = 64
+_LONE_CR = re.compile(r"\r(?!\n)")  # a CR not followed by LF: a line end of its own
 # OpenClaw agents.defaults.startupContext defaults (not clawmem settings yet).
 STARTUP_FILE_MAX_BYTES = 16_384
 STARTUP_FILE_MAX_CHARS = 1_200
@@ -332,7 +333,8 @@ class ContextService:
             cap = min(settings.max_chars, settings.user_max_chars) if name == USER_FILE else settings.max_chars
             cap_setting = "bootstrap.user_max_chars" if name == USER_FILE else "bootstrap.max_chars"
             raw = path.read_bytes()
-            text = raw.decode("utf-8", errors="replace")
+            # A lone CR ends a line, as in every other reader (one character for one: same budgets).
+            text = _LONE_CR.sub("\n", raw.decode("utf-8", errors="replace"))
             disk = cb.u16len(text)
             if name not in _ALLOWED[kind]:
                 why = (

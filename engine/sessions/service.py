@@ -276,6 +276,10 @@ def parse_jsonl(data: bytes, name: str) -> list[_Parsed]:
             raise _fail(name, n, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
         if not isinstance(obj, dict):
             raise _fail(name, n, f"expected a JSON object, got {type(obj).__name__}")
+        try:  # a \ud800 escape decodes to a lone surrogate, which no UTF-8 store or terminal takes
+            _event_json(obj).encode("utf-8")
+        except UnicodeEncodeError:
+            raise _fail(name, n, "a \\u escape is a lone surrogate (\\ud800-\\udfff), not text") from None
         missing = [k for k in REQUIRED if k not in obj]
         if missing:
             raise _fail(name, n, f"missing key{'s' if len(missing) > 1 else ''} {', '.join(missing)}")

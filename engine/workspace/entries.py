@@ -66,12 +66,14 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark")
 
 
+_LINE_END = re.compile(r"\r\n?|\n")  # markdown-it's own line ends
 _BULLET_PREFIX = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 def parse_entries(rel: str, text: str, *, curated_root: bool) -> list[Entry]:
-    """Entries of one file, in order. ``text`` uses LF line ends."""
-    lines = text.split("\n")
+    """Entries of one file, in order. ``text`` should use LF line ends; a CR left in it is a line
+    end too, as markdown-it reads it, so the token maps always index ``lines``."""
+    lines = _LINE_END.split(text)
     tokens = _parser().parse(text)
     entries: list[Entry] = []
     section: str | None = None

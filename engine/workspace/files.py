@@ -179,7 +179,10 @@ def _add_extra(root: Path, extra: Path, found: dict[str, MemoryFile]) -> None:
         rel = resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else str(resolved)
         if rel in found:
             continue
-        st = path.lstat()
+        try:
+            st = path.lstat()
+        except OSError:  # deleted between the walk and now: not a memory file any more
+            continue
         found[rel] = MemoryFile(
             rel=rel,
             path=resolved,

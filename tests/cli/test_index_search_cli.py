@@ -205,6 +205,26 @@ def test_bad_config_is_one_line(capsys: pytest.CaptureFixture[str], home: Path, 
     assert code == 1 and "max_results" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("toml", "key"),
+    [
+        ("[search]\nmax_results = 'many'\n", "search.max_results"),
+        ("[search]\nhalf_life_days = nan\n", "search.half_life_days"),  # nan passed "must be positive"
+        ("[search]\nhalf_life_days = inf\n", "search.half_life_days"),  # printed Infinity in --json
+        ("[search]\nvector_weight = nan\n", "search.vector_weight"),
+        ("[dreaming]\ndeep_min_score = 1" + "0" * 400 + "\n", "dreaming.deep_min_score"),  # was OverflowError
+        ("agent_id = '../x'\n", "agent_id"),
+    ],
+)
+def test_a_bad_config_value_is_one_line_naming_the_file_and_the_key(
+    capsys: pytest.CaptureFixture[str], home: Path, workspace: Path, toml: str, key: str
+) -> None:
+    (home / "config.toml").write_text(toml)
+    code, _, err = run(capsys, "--home", str(home), "--workspace", str(workspace), "search", "budget", "--json")
+    line = one_line_error(err)
+    assert code == 1 and "config.toml" in line and key in line
+
+
 def test_reset_needs_yes_when_not_interactive(capsys: pytest.CaptureFixture[str], kw: list[str]) -> None:
     run(capsys, *kw, "index")
     code, _, err = run(capsys, *kw, "reset")

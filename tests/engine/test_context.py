@@ -124,6 +124,14 @@ def test_a_superseded_memory_md_entry_never_loads(fts_engine: MemoryEngine) -> N
     assert "status: superseded" not in memory.injected_text
 
 
+def test_a_memory_md_with_cr_only_line_ends_loads(fts_engine: MemoryEngine) -> None:
+    # was an IndexError in the superseded-entry scan (markdown-it splits on CR, the scan did not)
+    path = fts_engine.workspace / "MEMORY.md"
+    path.write_bytes(b"- old <!-- observed: 2026-03-02 | status: superseded -->\r- kept fact\r")
+    memory = by_path(fts_engine.context.startup())["MEMORY.md"]
+    assert memory.loaded and "kept fact" in memory.injected_text
+
+
 def test_user_md_measured_after_superseded_entries_are_removed(home: Path, workspace: Path) -> None:
     old = "".join(
         f"<!-- observed: 2026-01-{i:02d} | status: superseded -->\n- Prefer old habit {i} " + "x" * 80 + "\n"

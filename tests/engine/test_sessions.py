@@ -146,6 +146,26 @@ def test_bad_files_are_one_line_errors(fts_engine: MemoryEngine, tmp_path: Path)
         fts_engine.sessions.import_file(binary)
 
 
+def test_a_lone_surrogate_escape_is_refused_with_its_line_and_nothing_is_imported(
+    fts_engine: MemoryEngine, tmp_path: Path
+) -> None:
+    # "\\ud800" is valid JSON but decodes to a lone surrogate, which SQLite and stdout reject
+    path = jsonl(tmp_path, event(), event(role="assistant", text="half a pair \ud800 here"))
+    with pytest.raises(ClawmemError, match=r"^t\.jsonl: line 2: .*lone surrogate.*nothing was imported$"):
+        fts_engine.sessions.import_file(path)
+    assert counts(fts_engine) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("ts", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"])
+def test_a_timestamp_outside_the_utc_range_is_refused_in_one_line(
+    fts_engine: MemoryEngine, tmp_path: Path, ts: str
+) -> None:
+    path = jsonl(tmp_path, event(), event(ts=ts))
+    with pytest.raises(ClawmemError, match=r"^t\.jsonl: line 2: 'ts' is not an ISO 8601 date-time"):
+        fts_engine.sessions.import_file(path)
+    assert counts(fts_engine) == (0, 0, 0)
+
+
 def test_channels_and_session_kinds_decide_the_user_class(fts_engine: MemoryEngine, tmp_path: Path) -> None:
     group = jsonl(
         tmp_path,

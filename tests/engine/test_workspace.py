@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from clawmem.engine.errors import ConflictError, PathRefused
 from clawmem.engine.paths import resolve_memory_path
+from clawmem.engine.workspace import files
 from clawmem.engine.workspace.entries import parse_entries
 from clawmem.engine.workspace.files import discover, is_short_term_path
 from clawmem.engine.workspace.reading import FileText, Skipped, read_memory_text, sha256_bytes
@@ -40,6 +41,19 @@ def test_symlinks_and_outside_paths_are_skipped(workspace: Path, tmp_path: Path)
     rels = {f.rel for f in discover(workspace)}
     assert "memory/link.md" not in rels
     assert not any(r.startswith("memory/linkdir") for r in rels)
+
+
+def test_an_extra_path_file_deleted_during_discovery_is_skipped(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # was a FileNotFoundError (an internal error in `status`) when a file vanished mid-walk
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "kept.md").write_text("- kept\n")
+    walk = files._walk_markdown
+    monkeypatch.setattr(files, "_walk_markdown", lambda base: [*walk(base), base / "gone.md"])
+    rels = {f.rel for f in discover(workspace, [str(notes)])}
+    assert str(notes / "kept.md") in rels and str(notes / "gone.md") not in rels
 
 
 def test_short_term_paths() -> None:
@@ -121,6 +135,14 @@ def test_entries_of_user_md_carry_status_and_observed(workspace: Path) -> None:
     assert entries[0].observed == "2026-03-02" and entries[0].display == "Prefer 坐高铁出行，不坐飞机。"
     assert entries[1].supersedes == "travel-mode"
     assert entries[0].marker_line == 3 and entries[0].start_line == 4
+
+
+def test_entries_of_text_with_cr_only_line_ends_are_parsed_not_crashed() -> None:
+    # markdown-it reads a lone CR as a line end; the entry lines must be split the same way
+    text = "- a <!-- observed: 2026-03-02 | status: superseded -->\r- b\r\n\n- c"
+    entries = parse_entries("MEMORY.md", text, curated_root=True)
+    assert [(e.display, e.start_line) for e in entries] == [("a", 1), ("b", 2), ("c", 4)]
+    assert entries[0].superseded
 
 
 def test_entries_of_memory_md_carry_annotations_and_flags(workspace: Path) -> None:
