@@ -1,9 +1,12 @@
 """What the fuzzers share: a keyword-only indexed workspace, ``clawmem`` run in-process, the
 workspace's bytes, and one MCP server with its SDK client kept open across examples.
 
-Everything here is built once per test module (hypothesis examples are too many to pay for a
-fresh home, an index or a server each): read-only targets compare the workspace's bytes after
-every example, targets that write restore it from a snapshot.
+A subprocess per example costs about a second of start-up; ``main(argv)`` in-process costs
+milliseconds, so each target can try many inputs within the CI budget. Targets that search or
+serve build their home, index or server once per test module: read-only targets compare the
+workspace's bytes after every example, targets that write restore it from a snapshot. Targets
+that vary the home or the files themselves get a fresh place per example (``fresh_place``:
+hypothesis reuses a test function's fixtures across examples, so it is made inside the test).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 import contextlib
 import io
 import shutil
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,14 +28,17 @@ from clawmem.mcp_server.server import build_server
 from clawmem.program.main import main
 from mcp import Client
 
+from tests.cli.one_line import one_line_error
 from tests.conftest import FIXTURES
+
+KEYWORD_ONLY = '[embedding]\nprovider = "none"\n'
 
 
 def keyword_workspace(base: Path) -> tuple[Path, Path]:
     """(home, workspace): a copy of the fixture workspace under a home with no embedding model."""
     home = base / "home"
     home.mkdir(parents=True)
-    (home / "config.toml").write_text('[embedding]\nprovider = "none"\n', encoding="utf-8")
+    (home / "config.toml").write_text(KEYWORD_ONLY, encoding="utf-8")
     workspace = base / "workspace"
     shutil.copytree(FIXTURES / "workspace", workspace, symlinks=True)
     return home, workspace
@@ -57,6 +64,55 @@ def run_cli(home: Path, workspace: Path, argv: Sequence[str]) -> Run:
         out.flush()
         err.flush()
     return Run(code, out.buffer.getvalue().decode("utf-8"), err.buffer.getvalue().decode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Place:
+    """A home and a workspace of one example."""
+
+    home: Path
+    workspace: Path
+
+    def run(self, *argv: str, operand: str | None = None) -> Run:
+        """``clawmem ARGV --home H --workspace W [-- OPERAND]`` in this process; never a crash nor
+        an internal error, and exit 1 comes with one line. ``operand`` may start with ``-``."""
+        out, err = _terminal_stream(), _terminal_stream()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            tail = ["--", operand] if operand is not None else []
+            code = main([*argv, "--home", str(self.home), "--workspace", str(self.workspace), *tail])
+        ran = Run(code, _text(out), _text(err))
+        assert "Traceback" not in ran.err, (argv, ran.err)
+        assert "internal error" not in ran.err, (argv, ran.err)
+        assert ran.code in (0, 1), (argv, ran)
+        if ran.code == 1:
+            one_line_error(ran.err)
+        return ran
+
+
+def _terminal_stream() -> io.TextIOWrapper:
+    """A stream that encodes like a real UTF-8 stdout (strict: a lone surrogate raises)."""
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict", newline="\n")
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    buffer = stream.buffer
+    assert isinstance(buffer, io.BytesIO)
+    return buffer.getvalue().decode("utf-8")
+
+
+@contextlib.contextmanager
+def fresh_place(config: str | bytes = KEYWORD_ONLY, workspace: str = "workspace") -> Iterator[Place]:
+    """A temporary home (with ``config``) and a copy of ``tests/fixtures/<workspace>``."""
+    with tempfile.TemporaryDirectory(prefix="clawmem-fuzz-") as tmp:
+        root = Path(tmp)
+        home = root / "home"
+        home.mkdir()
+        raw = config.encode("utf-8") if isinstance(config, str) else config
+        (home / "config.toml").write_bytes(raw)
+        ws = root / "workspace"
+        shutil.copytree(FIXTURES / workspace, ws, symlinks=True)
+        yield Place(home, ws)
 
 
 def snapshot(root: Path) -> dict[str, bytes | str]:

@@ -31,7 +31,7 @@ from clawmem.engine.config import (
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tests.fuzz.inprocess import KEYWORD_ONLY, Place, fresh_place, snapshot
+from tests.fuzz.harness import KEYWORD_ONLY, Place, fresh_place, snapshot
 
 SECTIONS = {
     "index": IndexSettings,

@@ -23,7 +23,7 @@ from collections import Counter
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.inprocess import Place, fresh_place, snapshot
+from tests.fuzz.harness import Place, fresh_place, snapshot
 from tests.session_fixture import HZ
 
 TARGETS = ("MEMORY.md", "USER.md", "memory/2026-11-04.md", "memory/2026-11-05.md")

@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz.inprocess import Place, fresh_place, snapshot
+from tests.fuzz.harness import Place, fresh_place, snapshot
 from tests.session_fixture import HZ
 
 BASE: dict[str, Any] = {
