@@ -395,7 +395,35 @@ def _valid_agent_id(agent_id: str) -> bool:
     return bool(agent_id) and all(c.isalnum() or c in "-_" for c in agent_id)
 
 
+# Settings that count or size something: 0 would make the feature do nothing or divide by zero.
+_AT_LEAST_ONE = {
+    ("index", "max_file_bytes"),
+    ("embedding", "batch_size"),
+    ("search", "candidate_multiplier"),
+    ("search", "snippet_max_chars"),
+    ("bootstrap", "max_chars"),
+    ("dreaming", "memory_file_max_chars"),
+}
+
+
+def _validate_numbers(s: Settings) -> None:
+    """Every number of every section is finite and not negative (no count, size, weight or
+    duration here means anything below zero; a negative size used to skip every file silently)."""
+    for section in _SECTIONS:
+        values = getattr(s, section)
+        for f in fields(values):
+            value = getattr(values, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            where = f"config {section}.{f.name}"
+            if not math.isfinite(value) or value < 0:
+                raise ConfigError(f"{where} must be a finite number, not negative (got {value})")
+            if (section, f.name) in _AT_LEAST_ONE and value < 1:
+                raise ConfigError(f"{where} must be at least 1 (got {value})")
+
+
 def _validate(s: Settings) -> None:
+    _validate_numbers(s)
     if s.index.chunk_tokens < 8:
         raise ConfigError("config index.chunk_tokens must be at least 8")
     if not 0 <= s.index.chunk_overlap < s.index.chunk_tokens:

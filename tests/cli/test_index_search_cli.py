@@ -214,6 +214,10 @@ def test_bad_config_is_one_line(capsys: pytest.CaptureFixture[str], home: Path, 
         ("[search]\nvector_weight = nan\n", "search.vector_weight"),
         ("[dreaming]\ndeep_min_score = 1" + "0" * 400 + "\n", "dreaming.deep_min_score"),  # was OverflowError
         ("agent_id = '../x'\n", "agent_id"),
+        ("[index]\nmax_file_bytes = -1\n", "index.max_file_bytes"),  # skipped every file silently
+        ("[search]\nsnippet_max_chars = 0\n", "search.snippet_max_chars"),
+        ("[search]\ntext_weight = -0.5\n", "search.text_weight"),
+        ("[intents]\ncooldown_hours = inf\n", "intents.cooldown_hours"),
     ],
 )
 def test_a_bad_config_value_is_one_line_naming_the_file_and_the_key(
