@@ -85,11 +85,14 @@ def open_connection(
 
 def _open_read_only(path: Path | str, load_vec: bool) -> tuple[apsw.Connection, str | None]:
     """A read-only connection. A WAL database whose -shm file cannot be created is opened
-    ``immutable`` (SQLite then trusts that no one writes it; a read-only folder ensures that)."""
+    ``immutable`` (SQLite then trusts that no one writes it; a read-only folder ensures that) —
+    but only with no -wal file holding writes, which immutable mode would not see."""
     uri = Path(path).resolve().as_uri()
     flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
     conn: apsw.Connection | None = None
-    for query in ("?mode=ro", "?mode=ro&immutable=1"):
+    wal = Path(f"{path}-wal")
+    pending = wal.is_file() and wal.stat().st_size > 0
+    for query in ("?mode=ro",) if pending else ("?mode=ro", "?mode=ro&immutable=1"):
         try:
             conn = apsw.Connection(uri + query, flags=flags)
             conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
