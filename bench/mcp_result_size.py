@@ -98,7 +98,7 @@ import fs from "node:fs";
 const dist = process.argv[2];
 const file = fs.readdirSync(dist).find((f) => /^mcp-content-.*\\.mjs$/.test(f));
 const { n: project } = await import(dist + "/" + file);
-const calls = JSON.parse(fs.readFileSync(0, "utf8"));
+const calls = JSON.parse(fs.readFileSync(process.argv[3], "utf8"));
 const out = calls.map((r) => project(r).content.map((b) => b.text));
 process.stdout.write(JSON.stringify(out));
 """
@@ -108,9 +108,10 @@ def check_openclaw(raw: list[dict[str, Any]], mine: list[list[str]]) -> int:
     """Run OpenClaw's own projection on every result; the number of results it sees differently."""
     script = CACHE / "check.mjs"
     script.write_text(CHECK_JS, encoding="utf-8")
+    results = CACHE / "results.json"
+    results.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
     done = subprocess.run(
-        [str(NODE), str(script), str(OC_DIST)],
-        input=json.dumps(raw, ensure_ascii=False),
+        [str(NODE), str(script), str(OC_DIST), str(results)],
         capture_output=True,
         text=True,
         check=True,
