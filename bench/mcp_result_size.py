@@ -17,7 +17,14 @@ indexed once with the real model (hybrid, every chunk embedded), to a freshly sp
 Reported per call and per hit (the sum over calls ÷ the hits returned), as JSON under
 bench/results/ and as a table. ``--label`` names the run (``before``/``after``).
 
+``--openclaw-own`` measures OpenClaw's own built-in ``memory_search`` instead: its real tool
+(``createMemorySearchTool`` of the installed openclaw@2026.9.6, run by node in a direct chat,
+``agent:main:main``) on a copy of the same workspace, hybrid, with the same GGUF served by
+bench/oc_embed_server.py (bench/openclaw_parity.py's set-up; ``--install`` there installs it).
+What its model receives is the tool's text, ``JSON.stringify(payload, null, 2)``.
+
 Usage: python bench/mcp_result_size.py [--label after] [--args '{"maxChars": 2000}'] [--check-openclaw]
+       python bench/mcp_result_size.py --openclaw-own
 """
 
 from __future__ import annotations
@@ -120,6 +127,69 @@ def check_openclaw(raw: list[dict[str, Any]], mine: list[list[str]]) -> int:
     return sum(1 for a, b in zip(theirs, mine, strict=True) if a != b)
 
 
+# OpenClaw's own memory_search tool, one long-lived node process: {"op": "sync"|"search"|"quit"} per line.
+TOOL_DRIVER = """
+import fs from "node:fs";
+import readline from "node:readline";
+const OC = process.env.OC_PKG;
+const { getRuntimeConfig } = await import(OC + "/dist/plugin-sdk/runtime-config-snapshot.js");
+const { getMemorySearchManager, configureMemoryCoreDreamingState } = await import(
+  OC + "/dist/extensions/memory-core/runtime-api.js");
+const { createPluginStateKeyedStore } = await import(OC + "/dist/plugin-sdk/plugin-state-store-runtime.js");
+configureMemoryCoreDreamingState((options) => createPluginStateKeyedStore("memory-core", options));
+const file = fs.readdirSync(OC + "/dist").find((f) => /^tools-.*\\.mjs$/.test(f)
+  && fs.readFileSync(OC + "/dist/" + f, "utf8").includes("function createMemorySearchTool("));
+const { createMemorySearchTool } = await import(OC + "/dist/" + file);
+const cfg = getRuntimeConfig({ skipPluginValidation: true });
+const got = await getMemorySearchManager({ cfg, agentId: "main", purpose: "cli", inspectSources: true });
+const out = (obj) => process.stdout.write(JSON.stringify(obj) + "\\n");
+const tool = createMemorySearchTool({ config: cfg, agentSessionKey: "agent:main:main" });
+out({ ok: Boolean(got.manager && tool), error: got.error });
+const rl = readline.createInterface({ input: process.stdin });
+for await (const line of rl) {
+  const req = JSON.parse(line);
+  try {
+    if (req.op === "quit") break;
+    if (req.op === "sync") { await got.manager.sync({ reason: "bench", force: true }); out({ ok: true }); continue; }
+    const r = await tool.execute("call-1", { query: req.query });
+    out({ ok: true, texts: r.content.filter((b) => b.type === "text").map((b) => b.text) });
+  } catch (err) { out({ ok: false, error: String(err && err.stack || err) }); }
+}
+process.exit(0);
+"""
+
+
+def measure_openclaw_own() -> list[dict[str, Any]]:
+    """OpenClaw's built-in memory_search on the same workspace and queries: what its model reads."""
+    import tempfile
+
+    sys.path.insert(0, str(ROOT))
+    from clawmem.engine.config import load_settings
+    from clawmem.engine.facade import MemoryEngine
+
+    from bench import openclaw_parity as parity
+    from bench.oc_embed_server import EmbedServer
+
+    home, ws = indexed_home()
+    provider = MemoryEngine(load_settings(home=home, workspace=ws)).provider_choice().provider
+    assert provider is not None, "no embedding model"
+    server = EmbedServer(provider).start()
+    parity.DRIVER = TOOL_DRIVER
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        oc = parity.OpenClaw(Path(tmp), "hybrid", server.port, provider.model)
+        try:
+            oc.call(op="sync")
+            for q in QUERIES:
+                texts = oc.call(op="search", query=q)["texts"]
+                hits = sum(len(json.loads(t).get("results", [])) for t in texts)
+                n = sum(len(t) for t in texts)
+                rows.append({"query": q, "hits": hits, "text": n, "wire": n, "openclaw": n})
+        finally:
+            oc.close()
+    return rows
+
+
 async def measure(home: Path, ws: Path, extra: dict[str, Any]) -> list[dict[str, Any]]:
     env = {k: os.environ[k] for k in ENV_KEYS if k in os.environ}
     args = ["--home", str(home), "--workspace", str(ws), "mcp", "--read-only", "--no-watch"]
@@ -151,9 +221,14 @@ def main() -> int:
     parser.add_argument("--label", default="current")
     parser.add_argument("--args", default="{}", help="extra memory_search arguments, as JSON")
     parser.add_argument("--check-openclaw", action="store_true", help="verify the projection with OpenClaw's code")
+    parser.add_argument("--openclaw-own", action="store_true", help="measure OpenClaw's own memory_search tool")
     args = parser.parse_args()
-    home, ws = indexed_home()
-    rows = anyio.run(measure, home, ws, json.loads(args.args))
+    if args.openclaw_own:
+        args.label = "openclaw_own"
+        rows = measure_openclaw_own()
+    else:
+        home, ws = indexed_home()
+        rows = anyio.run(measure, home, ws, json.loads(args.args))
     hits = sum(r["hits"] for r in rows)
     summary: dict[str, Any] = {"label": args.label, "args": json.loads(args.args), "calls": len(rows), "hits": hits}
     for key in ("text", "wire", "openclaw"):
