@@ -244,8 +244,13 @@ def explained_hit(hit: SearchHit, rank: int, r: SearchResponse, *, threshold: fl
     return out
 
 
-def search_note(r: SearchResponse) -> str | None:
+LOADING_NOTE = "keyword results only: the embedding model is still loading; search again for vector results"
+
+
+def search_note(r: SearchResponse, loading: bool) -> str | None:
     """One short sentence when the search was less than hybrid over every chunk, else None."""
+    if loading:
+        return LOADING_NOTE
     if r.mode == "hybrid" and r.vector_coverage >= 1.0:
         return None
     return f"{r.mode}, {r.vector_coverage:.0%} of the memory embedded"
@@ -258,6 +263,7 @@ def search_out(
     threshold: float,
     explain: bool,
     max_chars: int | None,
+    loading: bool = False,
 ) -> dict[str, Any]:
     """memory_search's structured content: lean hits by default, everything with ``explain``, within
     ``max_chars`` characters of its text when given."""
@@ -267,7 +273,7 @@ def search_out(
     else:
         hits = [lean_hit(h, r, threshold=threshold, rescue=rescue) for h in r.results]
     rest: dict[str, Any] = {}
-    note = search_note(r)
+    note = search_note(r, loading)
     if note is not None:
         rest["note"] = note
     if rescue:
@@ -499,6 +505,7 @@ class Tools:
         keys = tuple(check(values.project_key("project"), k) for k in (project or ()))
         budget = None if maxChars is None else check(values.whole_number("maxChars", MAX_CHARS_FLOOR, 10**6), maxChars)
         engine = self.engine
+        loading = not self.door.model_ready.is_set()  # answer now with keywords; never wait for the model
         try:
             sources, warnings = choose_sources(engine.settings.index.sources, corpus)
             response = engine.search(
@@ -509,13 +516,14 @@ class Tools:
                 record=not self.read_only,
                 sync=False,  # the door keeps the index in sync (start-up, watcher, appends)
                 sources=sources,
+                legs="keyword" if loading else "hybrid",
             )
         except ClawmemError as exc:
             raise refuse(str(exc)) from None
         threshold = engine.settings.search.min_score if min_score is None else min_score
         if not self.door.ready.is_set():
             warnings = (*warnings, "the index is still being built: results may be incomplete")
-        return result(search_out(response, sources, tuple(warnings), threshold, explain, budget))
+        return result(search_out(response, sources, tuple(warnings), threshold, explain, budget, loading))
 
     # ------------------------------------------------------------------ memory_get
 

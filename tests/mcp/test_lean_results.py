@@ -91,3 +91,25 @@ async def test_max_chars_under_the_floor_is_one_line_and_explain_fits_too(home: 
         data = structured(explained)
         assert len(text_of(explained)) + LABEL <= 4000 and data["results"] and data["omitted"]
         assert len(data["results"]) + data["omitted"] == len(full["results"])
+
+
+async def test_a_search_while_the_model_loads_answers_with_keywords_and_says_so(
+    indexed_engine: MemoryEngine, home: Path, workspace: Path
+) -> None:
+    """A host calls at once: the first answer must not wait for the model (about a second on 2 cores).
+    A second engine on the embedded index, its door not started, so the model is never loaded in
+    the background; once it is marked ready, the search loads it for its vector leg (the real model)."""
+    engine = MemoryEngine(make_settings(home, workspace))
+    door = MemoryDoor(engine, watch=False)
+    try:
+        async with Client(build_server(door, read_only=True)) as client:
+            early = structured(await client.call_tool("memory_search", {"query": "为什么没订湖景房"}))
+            assert early["note"].startswith("keyword results only: the embedding model is still loading")
+            assert early["results"] and "vector" not in early["results"][0]["why"]
+            assert not engine.provider_loaded  # the answer did not wait for it
+            door.model_ready.set()
+            later = structured(await client.call_tool("memory_search", {"query": "为什么没订湖景房"}))
+            assert "note" not in later and engine.provider_loaded  # hybrid over every chunk
+            assert "vector" in later["results"][0]["why"]
+    finally:
+        door.close()
