@@ -8,7 +8,7 @@ One run, the same index and queries for all three doors:
   ``clawmem mcp --read-only`` subprocess (read-only: no recall signal is recorded, like
   ``record=False``; the server searches with ``sync=False`` and keeps the index in sync itself),
   timed at the client: JSON-RPC framing, pydantic validation, the tool, structured content and
-  its text form included;
+  its JSON mirror included;
 - **CLI**: ``clawmem search Q --no-record --json`` as a subprocess, wall time per call
   (interpreter start-up, imports, opening the engine, loading the model and the search).
 

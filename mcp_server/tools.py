@@ -1,8 +1,10 @@
 """The MCP tools: names, schemas, annotations, the CLI's argument rules, and what they return.
 
 Names and arguments follow OpenClaw's agent tools where it has one (``memory_search``,
-``memory_get``: camelCase arguments, ``startLine``/``endLine`` results). Every tool returns
-structured content built from the engine's frozen dataclasses plus a short text form. A bad
+``memory_get``: camelCase arguments). Every tool declares an output schema and returns structured
+content built from the engine's frozen dataclasses, with its JSON mirror as the one text block, so
+the data reaches the model once; ``memory_search`` is lean unless ``explain`` (what an agent acts
+on) and fits a ``maxChars`` budget. A bad
 argument raises :class:`ToolError` with one line naming the argument (the CLI's validators are
 reused, their ``--flag`` names translated), and nothing is written. Scores are never computed
 here: the sentences that explain a rank only read the engine's breakdown.

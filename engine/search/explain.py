@@ -276,7 +276,7 @@ def _n(value: float | None, digits: int = 3) -> str:
 
 def hit_record(hit: SearchHit) -> dict[str, Any]:
     """A hit's one JSON form (camelCase, every breakdown field): the CLI's `--json` and the MCP
-    server's `fullBreakdown` take it from here."""
+    server's explained hits (`explain: true`) take it from here."""
     b = hit.breakdown
     return {
         "path": hit.path,
