@@ -195,6 +195,11 @@ async def measure(home: Path, ws: Path, extra: dict[str, Any]) -> list[dict[str,
     args = ["--home", str(home), "--workspace", str(ws), "mcp", "--read-only", "--no-watch"]
     rows = []
     async with Client(StdioServerParameters(command=CLAWMEM, args=args, env=env), read_timeout_seconds=120) as client:
+        for _ in range(600):  # measure hybrid answers: wait out the keyword-only ones while the model loads
+            probe = await client.call_tool("memory_search", {"query": QUERIES[0]})
+            if "still loading" not in str((probe.structured_content or {}).get("note")):
+                break
+            await anyio.sleep(0.05)
         for q in QUERIES:
             r = await client.call_tool("memory_search", {"query": q, **extra})
             assert not r.is_error, r.content[0].text
