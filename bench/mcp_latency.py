@@ -75,6 +75,11 @@ async def measure(home: Path, qs: list[str], passes: int) -> tuple[list[float], 
     started = time.perf_counter()
     async with Client(params, read_timeout_seconds=120) as client:
         connected = time.perf_counter() - started
+        for _ in range(1200):  # the server answers keyword-only while its model loads: wait for hybrid
+            probe = await client.call_tool("memory_search", {"query": qs[0]})
+            if "still loading" not in str((probe.structured_content or {}).get("note")):
+                break
+            await anyio.sleep(0.05)
         for q in qs[:3]:  # warm both: the model, the background sample, the vector matrix, sqlite pages
             for _ in range(2):
                 engine.search(q, record=False, sync=False)
