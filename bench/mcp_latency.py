@@ -8,7 +8,7 @@ One run, the same index and queries for all three doors:
   ``clawmem mcp --read-only`` subprocess (read-only: no recall signal is recorded, like
   ``record=False``; the server searches with ``sync=False`` and keeps the index in sync itself),
   timed at the client: JSON-RPC framing, pydantic validation, the tool, structured content and
-  its text form included;
+  its JSON mirror included;
 - **CLI**: ``clawmem search Q --no-record --json`` as a subprocess, wall time per call
   (interpreter start-up, imports, opening the engine, loading the model and the search).
 
@@ -75,6 +75,11 @@ async def measure(home: Path, qs: list[str], passes: int) -> tuple[list[float], 
     started = time.perf_counter()
     async with Client(params, read_timeout_seconds=120) as client:
         connected = time.perf_counter() - started
+        for _ in range(1200):  # the server answers keyword-only while its model loads: wait for hybrid
+            probe = await client.call_tool("memory_search", {"query": qs[0]})
+            if "still loading" not in str((probe.structured_content or {}).get("note")):
+                break
+            await anyio.sleep(0.05)
         for q in qs[:3]:  # warm both: the model, the background sample, the vector matrix, sqlite pages
             for _ in range(2):
                 engine.search(q, record=False, sync=False)

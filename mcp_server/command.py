@@ -64,7 +64,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     door = MemoryDoor(engine, watch=not (args.no_watch or args.no_sync), sync=not args.no_sync)
     server = build_server(door, read_only=args.read_only, append_origin=args.append_origin)
-    door.start()
+    door.start()  # after the imports: loading the model beside them would slow the handshake on 2 cores
     try:
         if args.http:
             shown = f"[{args.host}]" if ":" in args.host else args.host

@@ -1,8 +1,9 @@
 """One long-lived engine for the MCP server, with its index kept in sync as the app keeps it.
 
-At start-up a background thread loads the model, syncs the text of every file (keyword search is
-complete within seconds) and then embeds what lacks a vector; a search meanwhile searches what
-exists (keyword results at once, vectors as they are written). The workspace watcher queues a text
+At start-up one background thread loads the model while another syncs the text of every file
+(keyword search is complete within seconds) and then embeds what lacks a vector; a search meanwhile
+searches what exists — keyword-only until the model is in memory (``model_ready``), so a host's
+first call is answered at once, then with vectors as they are written. The workspace watcher queues a text
 sync of the files that changed and interrupts the embedding pass, which then goes on where it
 stopped — the loop of engine/index/schedule.py, which the app's index worker runs too. An append
 made through the server syncs its diary at once, in the caller's thread, so the next search finds it.
@@ -38,12 +39,18 @@ class MemoryDoor:
         self._thread: threading.Thread | None = None
         self._watcher: WorkspaceWatcher | None = None
         self.ready = threading.Event()  # the first text sync finished (or failed)
+        self.model_ready = threading.Event()  # the embedding model is in memory (or will never be)
+        self._load = embed and engine.settings.embedding.provider != "none"
+        if not self._load:
+            self.model_ready.set()
         self.last_error: str | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         self.engine.require_workspace()
+        if self._load:
+            threading.Thread(target=self._load_model, name="clawmem-mcp-model", daemon=True).start()
         self._thread = threading.Thread(target=self._loop, name="clawmem-mcp-index", daemon=True)
         self._thread.start()
         self._wake.set()
@@ -90,13 +97,22 @@ class MemoryDoor:
     def _synced(self, paths: frozenset[str]) -> None:
         self.ready.set()
 
+    def _load_model(self) -> None:
+        """Load the model beside the text sync (llama.cpp loads outside the GIL); the embedding pass
+        waits for it, searches go keyword-only until it is done."""
+        try:
+            self.engine.load_model()
+        except Exception as exc:  # the search reports a broken model itself (keyword-only, with a warning)
+            log.warning("loading the embedding model: %s", exc)
+        finally:
+            self.model_ready.set()
+
     def _loop(self) -> None:
         events = PassEvents(
             progress=lambda phase, done, total: None,
             synced=self._synced,
             warning=lambda text: log.warning("indexing: %s", text),
         )
-        first = True
         while not self._stop.is_set():
             self._wake.wait()
             self._wake.clear()
@@ -105,8 +121,6 @@ class MemoryDoor:
             with self._lock:
                 run = self._run
             try:
-                if first and self._embed:
-                    self.engine.load_model()  # once, here: the first search must not wait for it
                 if not run.finished:
                     run_pass(self.engine.index, run, events)
             except (ClawmemError, apsw.BusyError) as exc:
@@ -118,5 +132,4 @@ class MemoryDoor:
             finally:
                 with run.lock:
                     run.finished = True
-                first = False
                 self.ready.set()

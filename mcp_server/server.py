@@ -19,7 +19,7 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.text_clip import clip
 from clawmem.mcp_server.auth import BearerTokenMiddleware
 from clawmem.mcp_server.door import MemoryDoor
-from clawmem.mcp_server.tools import MemoryGetArgs, Tools, one_line, tool_specs
+from clawmem.mcp_server.tools import GetOut, MemoryGetArgs, Tools, one_line, tool_specs
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
@@ -150,7 +150,7 @@ def build_server(door: MemoryDoor, *, read_only: bool = False, append_origin: st
                     title=notes.title,
                     description=description,
                     parameters=MemoryGetArgs.model_json_schema(by_alias=True),
-                    fn_metadata=FuncMetadata(arg_model=MemoryGetArgs),
+                    fn_metadata=FuncMetadata(arg_model=MemoryGetArgs, output_model=GetOut),
                     is_async=False,
                     context_kwarg=None,
                     annotations=notes,

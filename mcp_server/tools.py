@@ -1,8 +1,10 @@
 """The MCP tools: names, schemas, annotations, the CLI's argument rules, and what they return.
 
 Names and arguments follow OpenClaw's agent tools where it has one (``memory_search``,
-``memory_get``: camelCase arguments, ``startLine``/``endLine`` results). Every tool returns
-structured content built from the engine's frozen dataclasses plus a short text form. A bad
+``memory_get``: camelCase arguments). Every tool declares an output schema and returns structured
+content built from the engine's frozen dataclasses, with its JSON mirror as the one text block, so
+the data reaches the model once; ``memory_search`` is lean unless ``explain`` (what an agent acts
+on) and fits a ``maxChars`` budget. A bad
 argument raises :class:`ToolError` with one line naming the argument (the CLI's validators are
 reused, their ``--flag`` names translated), and nothing is written. Scores are never computed
 here: the sentences that explain a rank only read the engine's breakdown.
@@ -10,6 +12,7 @@ here: the sentences that explain a rank only read the engine's breakdown.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
@@ -22,16 +25,15 @@ from clawmem.engine.intents.records import match_record
 from clawmem.engine.intents.service import STATUSES, MatchReport, StandingIntent
 from clawmem.engine.json_form import json_form
 from clawmem.engine.search.corpus import choose_sources
-from clawmem.engine.search.explain import hit_record, nothing_qualified, why_sentence
+from clawmem.engine.search.explain import brief_why, hit_record, nothing_qualified, why_sentence
 from clawmem.engine.search.types import SearchHit, SearchResponse
-from clawmem.engine.sessions import index as session_index
-from clawmem.engine.text_clip import clip_flat
+from clawmem.engine.text_clip import clip
 from clawmem.mcp_server.door import MemoryDoor
 from clawmem.shell import values
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 MAX_APPEND_CHARS = 20_000
 CORPORA = ("memory", "sessions", "all")
@@ -80,9 +82,36 @@ def check(convert: Callable[[str], Any], value: Any) -> Any:
 
 # ----------------------------------------------------------------------------- result helpers
 
+# A host may label the structured block it shows its model ("structuredContent:\n", OpenClaw 2026.9.6):
+# a maxChars budget keeps room for the label, so what the model reads stays within it.
+LABEL_RESERVE = len("structuredContent:\n")
+SNIPPET_CHARS = 240  # a lean hit's snippet at most (explain: true shows it whole)
+MAX_CHARS_FLOOR = 200
 
-def result(structured: dict[str, Any], text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+def mirror_text(structured: dict[str, Any]) -> str:
+    """The structured content as ``JSON.stringify(value, null, 2)`` prints it: the text block the MCP
+    specification recommends beside structured content. A host that shows its model both recognizes
+    this mirror and passes it once (OpenClaw does); a host that reads only text gets all the data."""
+    return json.dumps(_js_numbers(structured), ensure_ascii=False, indent=2)
+
+
+def _js_numbers(value: Any) -> Any:
+    """Whole floats as JavaScript prints them (1.0 → 1), so the mirror matches a host's own serialization."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js_numbers(v) for v in value]
+    return value
+
+
+def result(structured: dict[str, Any]) -> CallToolResult:
+    """Structured content, and its mirror as the one text block: the data travels to the model once."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=mirror_text(structured))], structured_content=structured
+    )
 
 
 class MemoryGetArgs(ArgModelBase):
@@ -95,114 +124,253 @@ class MemoryGetArgs(ArgModelBase):
     lines: Annotated[int, Field(description="How many lines (default 120; at most 12,000 characters).")] = 120
 
 
+# ----------------------------------------------------------------------------- output schemas
+
+
+class _Open(BaseModel):
+    """An output shape that may carry more keys (explain: true adds the full breakdown)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class SearchHitOut(_Open):
+    citation: str = Field(description="path#Lstart-Lend: cite it, or read more with memory_get")
+    score: float
+    snippet: str = Field(description="The passage, cut at a budget (ends in … when cut)")
+    originClass: str = Field(description="owner, agent, system or untrusted")
+    why: str = Field(description="Why it ranks here, in a few words")
+    supersededBy: str | None = Field(default=None, description="The newer entry that replaces this one")
+
+
+class SearchOut(_Open):
+    results: list[SearchHitOut]
+    omitted: int | None = Field(default=None, description="Results left out to stay within maxChars")
+    note: str | None = Field(default=None, description="How complete the search was (keyword-only, coverage)")
+    thresholdRescue: bool | None = Field(default=None, description="Nothing qualified: the closest are shown")
+    nearMissCount: int | None = None
+    warnings: list[str] | None = None
+    stale: bool | None = None
+    action: str | None = None
+
+
+class GetOut(_Open):
+    path: str
+    text: str
+    nextFrom: int | None
+    missing: bool
+
+
+class AppendOut(_Open):
+    path: str
+    citation: str
+    originClass: str
+
+
+class IntentOut(_Open):
+    intent: dict[str, Any]
+
+
+class IntentsOut(_Open):
+    intents: list[dict[str, Any]]
+
+
+class MatchOut(_Open):
+    fired: list[str]
+    applied: bool
+
+
+class ProposalOut(_Open):
+    proposal: dict[str, Any]
+
+
+class StartupOut(_Open):
+    kind: str
+    files: list[dict[str, Any]]
+
+
+class ForgetOut(_Open):
+    note: str
+
+
 # ----------------------------------------------------------------------------- memory_search
 
 
-def hit_out(
-    hit: SearchHit, rank: int, r: SearchResponse, *, threshold: float, rescue: bool, explain: bool
-) -> dict[str, Any]:
-    b = hit.breakdown
+def citation(hit: SearchHit) -> str:
+    return f"{hit.path}#L{hit.start_line}-L{hit.end_line}"
+
+
+def lean_hit(hit: SearchHit, r: SearchResponse, *, threshold: float, rescue: bool) -> dict[str, Any]:
+    """What an agent acts on: where (citation), how good (score), what (snippet), whose (origin), why."""
     out: dict[str, Any] = {
-        "path": hit.path,
-        "startLine": hit.start_line,
-        "endLine": hit.end_line,
-        "score": round(hit.score, 6),
-        "snippet": hit.snippet,
-        "source": hit.source,
-        "citation": f"{hit.path}#L{hit.start_line}-L{hit.end_line}",
-        "provenance": {
-            "originClass": hit.provenance.origin_class,
-            "sessionKind": hit.provenance.session_kind,
-            "observedAt": hit.provenance.observed_at,
-        },
-        "breakdown": {
-            "vector": round(b.vector, 6),
-            "keyword": round(b.keyword, 6),
-            "qualifying": round(b.qualifying, 6),
-            "decay": round(b.decay, 6),
-            "ageDays": None if b.age_days is None else round(b.age_days, 3),
-            "importance": round(b.importance_factor, 6),
-            "project": round(b.project_factor, 6),
-            "why": why_sentence(hit, rank, r, threshold=threshold, rescue=rescue),
-        },
-        "status": hit.status,
+        "citation": citation(hit),
+        "score": round(hit.score, 3),
+        "snippet": clip(hit.snippet.strip(), SNIPPET_CHARS),
+        "originClass": hit.provenance.origin_class,
+        "why": brief_why(hit, threshold=threshold, rescue=rescue),
     }
-    if hit.triggers:
-        out["triggers"] = list(hit.triggers)
-    if hit.project_keys:
-        out["projectKeys"] = list(hit.project_keys)
-    sid = session_index.session_id_of(hit.path) if hit.source == "sessions" else None
-    if sid is not None:
-        out["sessionId"] = sid
-    if hit.note:
-        out["note"] = hit.note
     if hit.superseded_by is not None or hit.newer_version is not None:
         # a changed fact: the entry that replaced this one (a marker's pointer, else the newer result)
         v = hit.newer_version
         out["supersededBy"] = hit.superseded_by or (v.citation if v is not None else None)
-        if v is not None:
-            out["newerVersion"] = {"rank": v.rank, "citation": v.citation, "date": v.date, "marked": v.marked}
-    if explain:
-        full = hit_record(hit)
-        out["fullBreakdown"] = json_form(
-            {**full["breakdown"], "vectorZ": b.vector_z, "vectorNote": b.vector_note, "legs": full["legs"]}
-        )
     return out
 
 
+def explained_hit(hit: SearchHit, rank: int, r: SearchResponse, *, threshold: float, rescue: bool) -> dict[str, Any]:
+    """The lean hit plus everything the engine knows of it (explain: true)."""
+    b = hit.breakdown
+    full = hit_record(hit)
+    out = lean_hit(hit, r, threshold=threshold, rescue=rescue)
+    out["snippet"] = hit.snippet
+    out.update(
+        {
+            "path": hit.path,
+            "startLine": hit.start_line,
+            "endLine": hit.end_line,
+            "source": hit.source,
+            "provenance": full["provenance"],
+            "status": hit.status,
+            "breakdown": json_form(
+                {
+                    **full["breakdown"],
+                    "vectorZ": b.vector_z,
+                    "vectorNote": b.vector_note,
+                    "legs": full["legs"],
+                    "why": why_sentence(hit, rank, r, threshold=threshold, rescue=rescue),
+                }
+            ),
+        }
+    )
+    for key in ("triggers", "projectKeys", "sessionId", "note", "newerVersion"):
+        if full[key]:
+            out[key] = full[key]
+    return out
+
+
+LOADING_NOTE = "keyword results only: the embedding model is still loading; search again for vector results"
+
+
+def search_note(r: SearchResponse, loading: bool) -> str | None:
+    """One short sentence when the search was less than hybrid over every chunk, else None."""
+    if loading:
+        return LOADING_NOTE
+    if r.mode == "hybrid" and r.vector_coverage >= 1.0:
+        return None
+    return f"{r.mode}, {r.vector_coverage:.0%} of the memory embedded"
+
+
 def search_out(
-    r: SearchResponse, sources: tuple[str, ...], extra_warnings: tuple[str, ...], threshold: float, explain: bool
-) -> tuple[dict[str, Any], str]:
-    hits = [
-        hit_out(h, i, r, threshold=threshold, rescue=r.threshold_rescue, explain=explain)
-        for i, h in enumerate(r.results, 1)
-    ]
-    out: dict[str, Any] = {
-        "query": r.query,
-        "results": hits,
-        "mode": r.mode,
-        "scoring": r.scoring,
-        "provider": r.provider,
-        "model": r.model,
-        "fallback": r.fallback,
-        "vectorCoverage": round(r.vector_coverage, 4),
-        "minScore": threshold,
-        "thresholdRescue": r.threshold_rescue,
-        "corpus": list(sources),
-        "warnings": [*r.warnings, *extra_warnings],
-    }
-    if r.stale:
-        out["stale"] = True
-        out["action"] = r.action
+    r: SearchResponse,
+    sources: tuple[str, ...],
+    extra_warnings: tuple[str, ...],
+    threshold: float,
+    explain: bool,
+    max_chars: int | None,
+    loading: bool = False,
+) -> dict[str, Any]:
+    """memory_search's structured content: lean hits by default, everything with ``explain``, within
+    ``max_chars`` characters of its text when given."""
+    rescue = r.threshold_rescue
     if explain:
-        out["nearMisses"] = [
-            hit_out(h, i, r, threshold=threshold, rescue=False, explain=True) for i, h in enumerate(r.near_misses, 1)
-        ]
-        out["calibration"] = r.calibration
-        out["dates"] = list(r.dates)
-        out["agesFromDates"] = r.ages_from_dates
-        out["keywordProbes"] = list(r.keyword_probes)
-        out["keywordProbesSkipped"] = list(r.keyword_probes_skipped)
-        out["timingsMs"] = json_form(r.timings_ms)
+        hits = [explained_hit(h, i, r, threshold=threshold, rescue=rescue) for i, h in enumerate(r.results, 1)]
     else:
-        out["nearMissCount"] = len(r.near_misses)
-    coverage = f"{r.mode}, {r.vector_coverage:.0%} embedded"
-    lines = [f"{len(hits)} result{'s' if len(hits) != 1 else ''} for {r.query!r} ({coverage})"]
-    if r.threshold_rescue:
+        hits = [lean_hit(h, r, threshold=threshold, rescue=rescue) for h in r.results]
+    rest: dict[str, Any] = {}
+    note = search_note(r, loading)
+    if note is not None:
+        rest["note"] = note
+    if rescue:
         shown = "keyword hits" if r.scoring == "openclaw" else "closest memories"
-        lines.append(f"({nothing_qualified(threshold, shown)})")
-    for h, hit in zip(hits, r.results, strict=True):
-        origin = hit.provenance.origin_class
-        lines.append(f"{hit.score:.3f} {h['citation']} [{origin}] {clip_flat(hit.snippet, 100)}")
-        lines.append(f"    {h['breakdown']['why']}")
-    if not hits and r.near_misses:
-        best = r.near_misses[0]
-        lines.append(
-            f"closest below the threshold: {best.score:.3f} {best.path}:{best.start_line}-{best.end_line} "
-            "(explain: true shows the near-misses)"
+        rest["thresholdRescue"] = True
+        rest["note"] = "; ".join(filter(None, [note, nothing_qualified(threshold, shown)]))
+    if not hits and r.near_misses and not explain:
+        rest["nearMissCount"] = len(r.near_misses)
+    warnings = [*r.warnings, *extra_warnings]
+    if warnings:
+        rest["warnings"] = warnings
+    if r.stale:
+        rest["stale"] = True
+        rest["action"] = r.action
+    if explain:
+        rest.update(
+            {
+                "query": r.query,
+                "mode": r.mode,
+                "scoring": r.scoring,
+                "provider": r.provider,
+                "model": r.model,
+                "fallback": r.fallback,
+                "vectorCoverage": round(r.vector_coverage, 4),
+                "minScore": threshold,
+                "corpus": list(sources),
+                "nearMisses": [
+                    explained_hit(h, i, r, threshold=threshold, rescue=False) for i, h in enumerate(r.near_misses, 1)
+                ],
+                "calibration": r.calibration,
+                "dates": list(r.dates),
+                "agesFromDates": r.ages_from_dates,
+                "keywordProbes": list(r.keyword_probes),
+                "keywordProbesSkipped": list(r.keyword_probes_skipped),
+                "timingsMs": json_form(r.timings_ms),
+            }
         )
-    lines.extend(f"warning: {w}" for w in out["warnings"])
-    return out, "\n".join(lines)
+    if max_chars is None:
+        return assemble(hits, 0, rest)
+    return fit(hits, rest, max_chars - LABEL_RESERVE)
+
+
+def assemble(hits: list[dict[str, Any]], omitted: int, rest: dict[str, Any]) -> dict[str, Any]:
+    return {"results": hits, **({"omitted": omitted} if omitted else {}), **rest}
+
+
+def fit(hits: list[dict[str, Any]], rest: dict[str, Any], budget: int) -> dict[str, Any]:
+    """The result with as many hits as fit in ``budget`` characters of its text, from the top: the
+    first hit that does not fit whole comes with its snippet cut, when a useful part of it fits;
+    ``omitted`` says how many were left out. Near-misses, then warnings and notes go before any hit."""
+
+    def size(shown: list[dict[str, Any]], extra: dict[str, Any]) -> int:
+        return len(mirror_text(assemble(shown, len(hits) - len(shown), extra)))
+
+    extra = dict(rest)
+    for key in ("nearMisses", "warnings", "note"):  # what to give up when not even one hit fits
+        if size(hits[:1], extra) <= budget or key not in extra:
+            continue
+        if key == "nearMisses":
+            extra["nearMissCount"] = len(extra.pop(key))
+        else:
+            extra.pop(key)
+    lo, hi = 0, len(hits)  # the most whole hits that fit: size grows with every hit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if size(hits[:mid], extra) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    shown = hits[:lo]
+    if lo < len(hits):
+        cut = _cut_to_fit(hits[lo], lambda h: size([*shown, h], extra) <= budget)
+        if cut is not None:
+            shown = [*shown, cut]
+    if size(shown, extra) > budget:  # only the bare list can be promised under the floor
+        extra = {}
+    return assemble(shown, len(hits) - len(shown), extra)
+
+
+MIN_SNIPPET = 24  # a cut snippet shorter than this says nothing: leave the hit out instead
+
+
+def _cut_to_fit(hit: dict[str, Any], fits: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """``hit`` with the longest snippet (cut, ending in …) that ``fits``, or None."""
+    snippet = str(hit["snippet"])
+    lo, hi = MIN_SNIPPET, len(snippet) - 1
+    best = None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        candidate = {**hit, "snippet": clip(snippet, mid)}
+        if fits(candidate):
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    return best
 
 
 # ----------------------------------------------------------------------------- other shapes
@@ -235,7 +403,7 @@ def startup_file_out(f: StartupFile, include_text: bool) -> dict[str, Any]:
     return out
 
 
-def startup_out(ctx: StartupContext, include_text: bool) -> tuple[dict[str, Any], str]:
+def startup_out(ctx: StartupContext, include_text: bool) -> dict[str, Any]:
     out = {
         "kind": ctx.kind,
         "now": ctx.now,
@@ -251,15 +419,7 @@ def startup_out(ctx: StartupContext, include_text: bool) -> tuple[dict[str, Any]
     }
     if include_text:
         out["startupPrelude"] = ctx.startup_prelude
-    lines = [f"new {ctx.kind} session on {ctx.local_date} ({ctx.timezone}) loads:"]
-    for f in ctx.files:
-        if f.loaded:
-            cut = f", {f.chars_cut:,} chars cut" if f.truncated else ""
-            lines.append(f"  {f.path}: {f.chars_injected:,} chars{cut}")
-        else:
-            lines.append(f"  {f.path}: not loaded ({f.reason or 'not eligible'})")
-    lines.extend(f"warning: {w}" for w in ctx.warnings)
-    return out, "\n".join(lines)
+    return out
 
 
 def intent_out(i: StandingIntent) -> dict[str, Any]:
@@ -267,29 +427,11 @@ def intent_out(i: StandingIntent) -> dict[str, Any]:
     return out
 
 
-def intent_line(i: StandingIntent) -> str:
-    return (
-        f"{i.short_id} {i.status} {i.fire_count}/{i.max_fires} [{'; '.join(i.keywords)}] "
-        f"{i.scope_label}: {clip_flat(i.description, 80)}"
-    )
-
-
-def match_out(r: MatchReport) -> tuple[dict[str, Any], str]:
-    data = json_form(match_record(r))
-    lines = []
-    for v in r.verdicts:
-        if v.fires:
-            lines.append(
-                f"FIRE {v.intent.short_id} {clip_flat(v.intent.description, 60)} (keyword {v.matched_keyword!r})"
-            )
-        else:
-            lines.append(f"-    {v.intent.short_id} {clip_flat(v.intent.description, 60)}: {v.reason}")
-    if not r.verdicts:
-        lines.append("no standing intents")
-    lines.append(("injected:\n" + r.block) if r.block else "nothing to inject")
+def match_out(r: MatchReport) -> dict[str, Any]:
+    data: dict[str, Any] = json_form(match_record(r))
     if not r.applied:
-        lines.append("(dry run: nothing changed)")
-    return data, "\n".join(lines)
+        data["note"] = "dry run: nothing changed"
+    return data
 
 
 # ----------------------------------------------------------------------------- the tools
@@ -348,15 +490,24 @@ class Tools:
         ] = None,
         explain: Annotated[
             bool,
-            Field(description="Add the full score breakdown of every hit and the near-misses below the threshold."),
+            Field(description="Add every score component, the whole snippet and the near-misses below the threshold."),
         ] = False,
-    ) -> CallToolResult:
+        maxChars: Annotated[
+            int | None,
+            Field(
+                description=f"A budget for the whole result, {MAX_CHARS_FLOOR}-1,000,000 characters: hits are left "
+                "out from the bottom (the last one shown may be cut) and omitted counts them."
+            ),
+        ] = None,
+    ) -> Annotated[CallToolResult, SearchOut]:
         if not query.strip():
             raise refuse("query is empty: say what to look for")
         max_results = None if maxResults is None else check(values.whole_number("maxResults", 1, 200), maxResults)
         min_score = None if minScore is None else check(values.number("minScore", 0.0, 1.0), minScore)
         keys = tuple(check(values.project_key("project"), k) for k in (project or ()))
+        budget = None if maxChars is None else check(values.whole_number("maxChars", MAX_CHARS_FLOOR, 10**6), maxChars)
         engine = self.engine
+        loading = not self.door.model_ready.is_set()  # answer now with keywords; never wait for the model
         try:
             sources, warnings = choose_sources(engine.settings.index.sources, corpus)
             response = engine.search(
@@ -367,18 +518,18 @@ class Tools:
                 record=not self.read_only,
                 sync=False,  # the door keeps the index in sync (start-up, watcher, appends)
                 sources=sources,
+                legs="keyword" if loading else "hybrid",
             )
         except ClawmemError as exc:
             raise refuse(str(exc)) from None
         threshold = engine.settings.search.min_score if min_score is None else min_score
-        data, text = search_out(response, sources, warnings, threshold, explain)
         if not self.door.ready.is_set():
-            data["warnings"].append("the index is still being built: results may be incomplete")
-        return result(data, text)
+            warnings = (*warnings, "the index is still being built: results may be incomplete")
+        return result(search_out(response, sources, tuple(warnings), threshold, explain, budget, loading))
 
     # ------------------------------------------------------------------ memory_get
 
-    def memory_get(self, path: str, from_: int = 1, lines: int = 120) -> CallToolResult:
+    def memory_get(self, path: str, from_: int = 1, lines: int = 120) -> Annotated[CallToolResult, GetOut]:
         """Called with the arguments of :class:`MemoryGetArgs` (``from`` is a Python keyword)."""
         from_line = check(values.whole_number("from", 1), from_)
         count = check(values.whole_number("lines", 1), lines)
@@ -407,12 +558,10 @@ class Tools:
             "missing": r.missing,
         }
         if r.missing:
-            text = f"{r.path}: no such memory file (yet)"
+            data["note"] = "no such memory file (yet)"
         elif data["pastEnd"]:
-            text = f"from {r.from_line} is past the end ({r.path} has {total} lines)"
-        else:
-            text = r.text + (f"\n… continue with from={r.next_from}" if r.next_from else "")
-        return result(data, text)
+            data["note"] = f"from {r.from_line} is past the end ({r.path} has {total} lines)"
+        return result(data)
 
     # ------------------------------------------------------------------ memory_append
 
@@ -433,7 +582,7 @@ class Tools:
         webSourced: Annotated[
             bool, Field(description="True when the text comes from a web page or a tool's network result: untrusted.")
         ] = False,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, AppendOut]:
         if not text.strip():
             raise refuse("text is empty: nothing to append")
         if "\x00" in text:
@@ -479,8 +628,9 @@ class Tools:
             "originReason": why,
             **extra,
         }
-        note = "" if cls == "agent" else " (untrusted: never promoted into MEMORY.md, never auto-injected)"
-        return result(data, f"appended {rel} L{start}-L{end} as {cls}{note}")
+        if cls != "agent":
+            data["note"] = "untrusted: never promoted into MEMORY.md, never auto-injected"
+        return result(data)
 
     # ------------------------------------------------------------------ intents
 
@@ -503,7 +653,7 @@ class Tools:
         anyChannel: Annotated[bool, Field(description="Fire on any channel, not only `channel`.")] = False,
         anySender: Annotated[bool, Field(description="Fire for any sender, not only `sender`.")] = False,
         session: Annotated[str | None, Field(description="The session the request came from.")] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, IntentOut]:
         exp = None if expires is None else check(values.expiry_date, expires)
         fires = None if maxFires is None else check(values.max_fires, maxFires)
         hours = None if cooldownHours is None else check(values.cooldown_hours, cooldownHours)
@@ -523,7 +673,7 @@ class Tools:
             )
         except ClawmemError as exc:
             raise refuse(str(exc)) from None
-        return result({"intent": intent_out(intent)}, f"created intent {intent_line(intent)} (id {intent.id})")
+        return result({"intent": intent_out(intent)})
 
     def intent_list(
         self,
@@ -531,15 +681,14 @@ class Tools:
             Literal["pending", "armed", "fired", "done", "cancelled", "expired"] | None,
             Field(description="Only intents in this state."),
         ] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, IntentsOut]:
         if status is not None:
             check(values.one_of("status", STATUSES), status)
         try:
             intents = self.engine.intents.list(status)
         except ClawmemError as exc:
             raise refuse(str(exc)) from None
-        text = "\n".join(intent_line(i) for i in intents) or "no standing intents"
-        return result({"intents": [intent_out(i) for i in intents]}, text)
+        return result({"intents": [intent_out(i) for i in intents]})
 
     def intent_match(
         self,
@@ -549,7 +698,7 @@ class Tools:
         apply: Annotated[
             bool, Field(description="Fire for real (count the fires and start cooldowns); default is a dry run.")
         ] = False,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, MatchOut]:
         if not message.strip():
             raise refuse("message is empty")
         if apply and self.read_only:
@@ -558,21 +707,17 @@ class Tools:
             report = self.engine.intents.match(message, channel=channel, sender=sender, apply=apply)
         except ClawmemError as exc:
             raise refuse(str(exc)) from None
-        data, text = match_out(report)
-        return result(data, text)
+        return result(match_out(report))
 
     def intent_cancel(
         self,
         id: Annotated[str, Field(description="The intent's id or a unique prefix of at least 6 characters.")],
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, IntentOut]:
         try:
             intent = self.engine.intents.cancel(check(values.non_empty("id", "an intent id"), id))
         except ClawmemError as exc:
             raise refuse(str(exc)) from None
-        return result(
-            {"intent": intent_out(intent)},
-            f"cancelled intent {intent.short_id} ({intent.fire_count}/{intent.max_fires} fires used); history kept",
-        )
+        return result({"intent": intent_out(intent), "note": "cancelled; its fire history is kept"})
 
     # ------------------------------------------------------------------ supersede_propose
 
@@ -589,21 +734,16 @@ class Tools:
         reason: Annotated[
             str, Field(description="Why the newer entry replaces the older one (one sentence, ≤ 1,000 characters).")
         ],
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ProposalOut]:
         older_ref = check(values.entry_ref("older"), older)
         newer_ref = check(values.entry_ref("newer"), newer)
         try:
             p = self.engine.curation.propose(older_ref, newer_ref, reason, origin_class=self.append_origin)
         except ClawmemError as exc:
             raise refuse(str(exc)) from None
-        data = {"proposal": json_form(p)}
         how = "already proposed and still waiting" if p.duplicate else "proposed"
-        text = (
-            f"{how}: {p.older_path}:{p.older_line} superseded by {p.newer_path}:{p.newer_line} (id {p.short_id}). "
-            "Nothing was written: the person accepts it (clawmem supersede --accept "
-            f"{p.short_id}) or rejects it."
-        )
-        return result(data, text)
+        note = f"{how}. Nothing was written: the person accepts it (clawmem supersede --accept {p.short_id}) or not."
+        return result({"proposal": json_form(p), "note": note})
 
     # ------------------------------------------------------------------ context and forget
 
@@ -614,21 +754,20 @@ class Tools:
             Field(description="The kind of session that starts (MEMORY.md and USER.md load only in private ones)."),
         ] = "private",
         includeText: Annotated[bool, Field(description="Also return the exact injected text of every file.")] = False,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, StartupOut]:
         check(values.one_of("kind", STARTUP_KINDS), kind)
         try:
             ctx = self.engine.context.startup(kind)
         except ClawmemError as exc:
             raise refuse(str(exc)) from None
-        data, text = startup_out(ctx, includeText)
-        return result(data, text)
+        return result(startup_out(ctx, includeText))
 
     def forget_preview(
         self,
         session: Annotated[
             list[str] | str, Field(description="Session ids or keys (see the Sessions pane or `clawmem session list`).")
         ],
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, ForgetOut]:
         selectors = [session] if isinstance(session, str) else list(session)
         clean = [check(values.non_empty("session", "a session id or key"), s) for s in selectors]
         if not clean:
@@ -638,29 +777,21 @@ class Tools:
             refuse_unresolved(plan)
         except ClawmemError as exc:
             raise refuse(str(exc)) from None
-        data = {**plan.report(), "details": plan.details()}
-        a = plan.artifacts
-        text = (
-            f"forget plan (dry run, nothing changed) for {', '.join(plan.session_ids)}: "
-            f"{a.memory_entries} MEMORY.md entries, {a.memory_lines} lines in {a.memory_files} files, "
-            f"{a.index_chunks} index chunks, {a.short_term_entries} recall entries. "
-            "Only the person can run the forget (clawmem forget --session … or the app's Forget pane)."
-        )
-        return result(json_form(data), text)
+        note = "dry run, nothing changed: only the person can run the forget (clawmem forget --session … or the app)"
+        return result(json_form({**plan.report(), "details": plan.details(), "note": note}))
 
 
 # (name, method, description, annotations) of every tool
 SEARCH_DESC = (
     "Search the agent's long-term memory (MEMORY.md, USER.md, daily diaries memory/YYYY-MM-DD.md, notes; "
     "optionally imported session transcripts) with hybrid keyword + vector search, in Chinese or English. "
-    "Returns the best passages with path, startLine/endLine, score, snippet, provenance (originClass: owner, "
-    "agent, system, untrusted) and a compact breakdown (vector, keyword, qualifying — the score minScore judges, "
-    "before age —, decay, importance, project factors and one sentence on why each ranks where it does). Old "
-    "memories that qualify stay in the results; age only lowers their rank. When nothing qualifies, the closest "
-    "memories are returned and marked (thresholdRescue). Untrusted memory (web pages, other people) is left out. "
-    "explain: true adds every score component and the near-misses below the threshold. Read more of a file with "
-    "memory_get using the path and startLine. Each search counts as a recall signal for Dreaming (promotion into "
-    "MEMORY.md), except on a read-only server."
+    "Each result: citation (path#Lstart-Lend, for memory_get and for citing), score, snippet (cut at "
+    f"{SNIPPET_CHARS} characters), originClass (owner, agent, system, untrusted) and why (what matched, and what "
+    "age, importance or project did to its rank); supersededBy when a newer entry replaced it. Old memories that "
+    "qualify stay in the results; age only lowers their rank. When nothing qualifies, the closest are returned "
+    "(thresholdRescue). Untrusted memory (web pages, other people) is left out. maxChars caps the whole result; "
+    "explain: true adds every score component, whole snippets and the near-misses below the threshold. Each search "
+    "counts as a recall signal for Dreaming (promotion into MEMORY.md), except on a read-only server."
 )
 GET_DESC = (
     "Read lines of one memory file: MEMORY.md, USER.md, DREAMS.md or memory/….md, inside the workspace only "
@@ -782,7 +913,7 @@ def _without_apply(tools: Tools) -> Callable[..., CallToolResult]:
         message: Annotated[str, Field(description="An incoming message to test against the standing intents.")],
         channel: Annotated[str | None, Field(description="The channel the message arrives on.")] = None,
         sender: Annotated[str | None, Field(description="Who sends it.")] = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, MatchOut]:
         return tools.intent_match(message, channel, sender, False)
 
     return intent_match

@@ -88,6 +88,30 @@ def why_sentence(hit: SearchHit, rank: int, r: SearchResponse, *, threshold: flo
     return "; ".join(parts) + (f"; found by {legs}." if legs else ".")
 
 
+def brief_why(hit: SearchHit, *, threshold: float, rescue: bool) -> str:
+    """The why sentence in a few words, for an agent's lean result ("vector 0.81, keyword 0.85; 40 d
+    old ×0.62"): what matched and how strongly, and every factor that moved it (age, importance,
+    project, the threshold, a newer version)."""
+    b = hit.breakdown
+    if b.path_tier:
+        parts = [f"the query names its {path_tier_label(b.path_tier)}"]
+    else:
+        legs = [f"{name} {value:.2f}" for name, value in (("vector", b.vector), ("keyword", b.keyword)) if value > 0]
+        parts = [", ".join(legs) or "no direct match"]
+    if b.age_days is not None and b.decay < 0.999:
+        parts.append(f"{b.age_days:.0f} d old ×{b.decay:.2f}")
+    if b.importance_factor != 1.0:
+        parts.append(f"importance ×{b.importance_factor:.2f}")
+    if b.project_factor != 1.0:
+        parts.append(f"project ×{b.project_factor:.2f}")
+    if rescue:
+        parts.append(f"below the {threshold:g} threshold")
+    version = version_words(hit)
+    if version is not None:
+        parts.append(version)
+    return "; ".join(parts)
+
+
 def keyword_note(hit: SearchHit, scoring: str) -> str:
     """Why the keyword part is what it is: BM25 and coverage, or the leg that found the hit."""
     b = hit.breakdown
@@ -252,7 +276,7 @@ def _n(value: float | None, digits: int = 3) -> str:
 
 def hit_record(hit: SearchHit) -> dict[str, Any]:
     """A hit's one JSON form (camelCase, every breakdown field): the CLI's `--json` and the MCP
-    server's `fullBreakdown` take it from here."""
+    server's explained hits (`explain: true`) take it from here."""
     b = hit.breakdown
     return {
         "path": hit.path,

@@ -148,7 +148,9 @@ async def test_agents_see_superseded_by_in_memory_search(eng: MemoryEngine, home
     door = MemoryDoor(engine, watch=False, embed=False, sync=False)
     try:
         async with Client(build_server(door, read_only=True)) as client:
-            out = structured(await client.call_tool("memory_search", {"query": "gym schedule", "minScore": 0}))
+            args = {"query": "gym schedule", "minScore": 0}
+            lean = structured(await client.call_tool("memory_search", args))
+            out = structured(await client.call_tool("memory_search", {**args, "explain": True}))
     finally:
         door.close()
     by_path = {h["path"]: h for h in out["results"]}
@@ -156,3 +158,5 @@ async def test_agents_see_superseded_by_in_memory_search(eng: MemoryEngine, home
     assert by_path[GYM]["newerVersion"]["rank"] == [h["path"] for h in out["results"]].index(POOL) + 1
     assert "supersededBy" not in by_path[POOL]
     assert json.dumps(out, ensure_ascii=False).count("supersededBy") == 1
+    # the lean result keeps the pointer: an agent must not act on the replaced fact
+    assert [h["supersededBy"] for h in lean["results"] if "supersededBy" in h] == [f"{POOL}#3"]

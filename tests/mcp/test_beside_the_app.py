@@ -59,7 +59,7 @@ async def test_an_agents_append_shows_up_in_the_open_app_and_its_search(home: Pa
                 assert await wait_for(pilot, found, timeout=BOUND_S)
                 # the server, still running beside the app, searches the same line
                 hits = structured(await client.call_tool("memory_search", {"query": "late checkout"}))["results"]
-                assert any(h["path"] == rel for h in hits)
+                assert any(h["citation"].startswith(f"{rel}#") for h in hits)
             errors = [n.message for n in app._notifications if n.severity == "error"]
             assert not errors, errors
     finally:

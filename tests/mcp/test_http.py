@@ -35,7 +35,7 @@ async def test_http_token_refused_and_accepted(home: Path, workspace: Path) -> N
                 await client.list_tools()
         async with http_client(url, TOKEN) as client:
             hits = structured(await client.call_tool("memory_search", {"query": "杭州 预算"}))["results"]
-            assert hits and hits[0]["path"] == "MEMORY.md"
+            assert hits and hits[0]["citation"].startswith("MEMORY.md#")
             added = structured(await client.call_tool("memory_append", {"text": "- Token-protected note."}))
             assert added["originClass"] == "agent"
 

@@ -3,6 +3,7 @@ context, forget preview, one-line errors that write nothing, and read-only mode.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.mcp.conftest import TODAY, error_text, keyword_home, stdio_client, structured
@@ -41,23 +42,29 @@ async def test_one_server_searches_reads_and_writes(home: Path, workspace: Path)
         assert listed["memory_append"].annotations.destructive_hint is False
         assert "stays with the person" in (listed["forget_preview"].description or "")
         props = listed["memory_search"].input_schema["properties"]
-        assert {"query", "maxResults", "minScore", "corpus", "project", "explain"} <= set(props)
+        assert {"query", "maxResults", "minScore", "corpus", "project", "explain", "maxChars"} <= set(props)
+        out_props = listed["memory_search"].output_schema["properties"]
+        assert {"results", "omitted", "note"} <= set(out_props)
+        assert listed["memory_get"].output_schema["required"] == ["path", "text", "nextFrom", "missing"]
         assert props["maxResults"].get("description")
         assert set(listed["memory_get"].input_schema["properties"]) == {"path", "from", "lines"}
 
         # --- search, Chinese and English
-        zh = structured(await client.call_tool("memory_search", {"query": "为什么没订湖景房"}))
+        zh_result = await client.call_tool("memory_search", {"query": "为什么没订湖景房"})
+        zh = structured(zh_result)
         top = zh["results"][0]
-        assert top["path"] == "MEMORY.md" and "湖景房" in top["snippet"]
-        assert top["provenance"]["originClass"] == "agent"
-        assert {"vector", "keyword", "decay", "importance", "project", "why"} <= set(top["breakdown"])
-        assert top["breakdown"]["why"].startswith("#1 ")
-        assert top["citation"] == f"MEMORY.md#L{top['startLine']}-L{top['endLine']}"
+        # lean by default: only what an agent acts on, and the text is the structured content's mirror
+        assert set(top) == {"citation", "score", "snippet", "originClass", "why"}
+        assert top["citation"].startswith("MEMORY.md#L") and "湖景房" in top["snippet"]
+        assert top["originClass"] == "agent" and "keyword 1.00" in top["why"]
+        assert [c.text for c in zh_result.content] == [json.dumps(zh, ensure_ascii=False, indent=2)]
         en = await client.call_tool("memory_search", {"query": "why did the staging deploy fail", "explain": True})
         data = structured(en)
         assert any(r["path"] == "memory/2026-08-20.md" for r in data["results"] + data["nearMisses"])
-        assert "fullBreakdown" in (data["results"] or data["nearMisses"])[0]
-        assert "memory/2026-08-20.md" in en.content[0].text or data["nearMisses"]
+        first = (data["results"] or data["nearMisses"])[0]
+        assert {"vectorRaw", "keyword", "decay", "importanceFactor", "legs", "why"} <= set(first["breakdown"])
+        assert first["breakdown"]["why"].startswith("#1 ") and first["provenance"]["originClass"] == "agent"
+        assert first["citation"] == f"{first['path']}#L{first['startLine']}-L{first['endLine']}"
 
         # --- get: slices, and escapes refused
         got = structured(await client.call_tool("memory_get", {"path": "MEMORY.md", "from": 3, "lines": 2}))
@@ -102,10 +109,10 @@ async def test_one_server_searches_reads_and_writes(home: Path, workspace: Path)
         assert diary.read_text(encoding="utf-8").endswith("- 用户最喜欢的茶是龙井 (Longjing tea).\n")
         found = structured(await client.call_tool("memory_search", {"query": "Longjing tea"}))
         hit = found["results"][0]
-        assert hit["path"] == f"memory/{TODAY}.md" and "龙井" in hit["snippet"]
-        assert hit["provenance"]["originClass"] == "agent"
+        assert hit["citation"].startswith(f"memory/{TODAY}.md#L") and "龙井" in hit["snippet"]
+        assert hit["originClass"] == "agent"
         zh_found = structured(await client.call_tool("memory_search", {"query": "龙井"}))
-        assert zh_found["results"][0]["path"] == f"memory/{TODAY}.md"
+        assert zh_found["results"][0]["citation"].startswith(f"memory/{TODAY}.md#")
 
         # web-sourced text is untrusted: recorded so, and left out of results (a labelled near-miss)
         web = structured(
