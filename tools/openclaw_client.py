@@ -30,10 +30,10 @@ flattens them (``structuredContent:`` + the JSON, then the short text form); wit
 external-untrusted notice, so each hit's JSON appears twice (escaped in the text part, and in
 ``details.structuredContent``) plus its text-form lines.
 
-Last run (2026-12-06, OpenClaw 2026.9.6 eb377ac, keyword-only clawmem, fixture workspace,
-query "hotel booking"; temp paths shortened to $T, the 14 tool names listed once):
+Last run (2026-12-06, OpenClaw 2026.9.6 eb377ac, keyword-only clawmem at 52d9bf9 — the lean
+memory_search result —, fixture workspace, query "hotel booking"; temp paths shortened to $T):
 
-    [stdio] openclaw mcp add clawmem --command /work/wt-occlient/.venv/bin/clawmem --arg --home
+    [stdio] openclaw mcp add clawmem --command …/.venv/bin/clawmem --arg --home
             --arg $T/clawmem-home --arg --workspace --arg $T/workspace --arg mcp
     [stdio]   Saved MCP server "clawmem" to $T/oc-stdio/.openclaw/openclaw.json.
     [stdio] probe: 14 tools, server {"launch": ".../clawmem --home $T/clawmem-home --workspace
@@ -44,36 +44,28 @@ query "hotel booking"; temp paths shortened to $T, the 14 tool names listed once
               clawmem__memory_append, clawmem__memory_get, clawmem__memory_search,
               clawmem__prompts_get, clawmem__prompts_list, clawmem__resources_list,
               clawmem__resources_read, clawmem__supersede_propose
-    [stdio, tool search off] agent turn: exit 0 in 22.3s; model steps: call clawmem__memory_search → answer
-    [stdio, tool search off] the model received 2,402 characters for the memory_search result
-    [stdio, tool search off]   hit USER.md:10-11: 938 characters in 2 copies (JSON 732, text form 206)
-    [stdio, tool search off]   hit memory/2026-11-03-hotel-call.md:1-5: 1,072 characters in 2 copies
-                                 (JSON 823, text form 249)
-    [stdio, tool search off]   2 hit(s); 392 characters not of any hit (fields, wrapping, notices)
-    [stdio, tool search on] agent turn: exit 0 in 25.2s; model steps: call tool_search →
+    [stdio, tool search off] agent turn: exit 0 in 22.9s; model steps: call clawmem__memory_search → answer
+    [stdio, tool search off] the model received 521 characters for the memory_search result
+    [stdio, tool search off]   hit USER.md#L10-L11: 187 characters in 1 copies (JSON 187, text form 0)
+    [stdio, tool search off]   hit memory/2026-11-03-hotel-call.md#L1-L5: 233 characters in 1 copies
+    [stdio, tool search off]   2 hit(s); 101 characters not of any hit (fields, wrapping, notices)
+    [stdio, tool search on] agent turn: exit 0 in 24.3s; model steps: call tool_search →
             call tool_call id=mcp:clawmem:clawmem__memory_search → answer
-    [stdio, tool search on] the model received 6,078 characters for the memory_search result
-    [stdio, tool search on]   (before it, tool_search returned 6,059 characters)
-    [stdio, tool search on]   hit USER.md:10-11: 1,901 characters in 3 copies (JSON 1,693, text form 208)
-    [stdio, tool search on]   hit memory/2026-11-03-hotel-call.md:1-5: 2,128 characters in 3 copies
-                                 (JSON 1,878, text form 250)
-    [stdio, tool search on]   2 hit(s); 2,049 characters not of any hit (fields, wrapping, notices)
-    [http] openclaw mcp add clawmem --url http://127.0.0.1:45297/mcp --transport streamable-http
-           --header 'Authorization=Bearer fd4b…5891db'
-    [http]   Saved MCP server "clawmem" to $T/oc-http/.openclaw/openclaw.json.
-    [http] probe: 14 tools, server {"launch": "http://127.0.0.1:45297/mcp", "tools": 10, …}
-    [http]   (the same 14 tools)
-    [http, tool search off] agent turn: exit 0 in 20.0s; model steps: call clawmem__memory_search → answer
-    [http, tool search off] the model received 2,402 characters (per hit: 938 and 1,072, as stdio)
-    [http, tool search on] agent turn: exit 0 in 19.7s; model steps: call tool_search →
-            call tool_call id=mcp:clawmem:clawmem__memory_search → answer
-    [http, tool search on] the model received 6,078 characters (per hit: 1,901 and 2,128, as stdio)
-
-    summary: stdio, tool search off: 2,402 characters for memory_search, 2 hit(s)
-    summary: stdio, tool search on: 6,078 characters for memory_search, 2 hit(s)
-    summary: http, tool search off: 2,402 characters for memory_search, 2 hit(s)
-    summary: http, tool search on: 6,078 characters for memory_search, 2 hit(s)
+    [stdio, tool search on] the model received 2,302 characters for the memory_search result
+    [stdio, tool search on]   (before it, tool_search returned 5,990 characters)
+    [stdio, tool search on]   hit USER.md#L10-L11: 434 characters in 2 copies (JSON 434, text form 0)
+    [stdio, tool search on]   hit memory/2026-11-03-hotel-call.md#L1-L5: 529 characters in 2 copies
+    [stdio, tool search on]   2 hit(s); 1,339 characters not of any hit (fields, wrapping, notices)
+    [http] openclaw mcp add clawmem --url http://127.0.0.1:36473/mcp --transport streamable-http
+           --header 'Authorization=Bearer 3de0…89e5'
+    [http] probe: 14 tools (the same 14)
+    [http, tool search off] the model received 521 characters (per hit: 187 and 233, as stdio)
+    [http, tool search on] the model received 2,302 characters (per hit: 434 and 529, as stdio)
     all steps worked                                                               (exit 0; 2 min)
+
+The same run before the lean result (at 08f6452): 2,402 characters with tool search off (each
+hit twice: OpenClaw's rendering of the structured content, then clawmem's text form) and 6,078
+with it on (each hit three times: the envelope's escaped text, its details, the text form).
 """
 
 from __future__ import annotations
@@ -454,7 +446,7 @@ def agent_turn(run: Run, name: str, home: Path, tool_search: bool) -> Turn | Non
 
 
 def hit_spans(text: str) -> list[tuple[str, int, int]]:
-    """Every hit object of every ``"results": [...]`` array in ``text``: (path:lines, start, end)."""
+    """Every hit object of every ``"results": [...]`` array in ``text``: (its label, start, end)."""
     out: list[tuple[str, int, int]] = []
     decoder = json.JSONDecoder()
     for m in re.finditer(r'"results"\s*:\s*\[', text):
@@ -468,7 +460,9 @@ def hit_spans(text: str) -> list[tuple[str, int, int]]:
                 hit, end = decoder.raw_decode(text, i)
             except ValueError:
                 break
-            if isinstance(hit, dict) and "path" in hit:
+            if isinstance(hit, dict) and "citation" in hit:  # the lean hit names itself by citation
+                out.append((str(hit["citation"]), i, end))
+            elif isinstance(hit, dict) and "path" in hit:  # the explain form (and older servers)
                 out.append((f"{hit['path']}:{hit.get('startLine')}-{hit.get('endLine')}", i, end))
             i = end
     return out
