@@ -219,7 +219,8 @@ def parse_instant(text: str) -> datetime:
 
 # --------------------------------------------------------------------------- loading
 
-_SECTIONS: dict[str, type] = {
+# config.toml's tables and the settings each fills (the config fuzzer draws its keys from here)
+SECTIONS: dict[str, type] = {
     "index": IndexSettings,
     "embedding": EmbeddingSettings,
     "search": SearchSettings,
@@ -336,7 +337,7 @@ def _load_settings(
 
     top: dict[str, Any] = {}
     for key, value in data.items():
-        if key in _SECTIONS:
+        if key in SECTIONS:
             if not isinstance(value, dict):
                 raise ConfigError(f"config [{key}] must be a table")
             continue
@@ -364,7 +365,7 @@ def _load_settings(
         source = "--agent" if agent_id else "CLAWMEM_AGENT" if os.environ.get("CLAWMEM_AGENT") else "config agent_id"
         raise ConfigError(f"{source} {settings.agent_id!r}: use letters, digits, '-' or '_'")
 
-    merged: dict[str, dict[str, Any]] = {k: dict(v) for k, v in data.items() if k in _SECTIONS}
+    merged: dict[str, dict[str, Any]] = {k: dict(v) for k, v in data.items() if k in SECTIONS}
     env_threads = os.environ.get("CLAWMEM_THREADS")
     if env_threads:
         if not env_threads.isdigit() or int(env_threads) < 1:
@@ -380,7 +381,7 @@ def _load_settings(
 
     changes: dict[str, Any] = {}
     for section, table in merged.items():
-        if section not in _SECTIONS:
+        if section not in SECTIONS:
             raise ConfigError(f"config: unknown section [{section}]")
         changes[section] = _apply_section(getattr(settings, section), section, table)
     settings = dataclasses.replace(settings, **changes)
@@ -409,7 +410,7 @@ _AT_LEAST_ONE = {
 def _validate_numbers(s: Settings) -> None:
     """Every number of every section is finite and not negative (no count, size, weight or
     duration here means anything below zero; a negative size used to skip every file silently)."""
-    for section in _SECTIONS:
+    for section in SECTIONS:
         values = getattr(s, section)
         for f in fields(values):
             value = getattr(values, f.name)

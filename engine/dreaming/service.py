@@ -919,19 +919,12 @@ class DreamingService:
             return None
         now = self._now_ms()
         short = row.id[:8]
-        landed = f"- Approved: proposal {short}." in self._dreams_text()
+        landed = f"- Approved: proposal {short}." in report.read_dreams(report.dreams_path(self.runtime.workspace))
         warnings = [] if landed else self._history_applied(row, now)
         self._record_applied(row, now, pre.result_sha256)
         warnings += self._sync_memory()
         message = f"applied proposal {short}: MEMORY.md already held its rewrite (an interrupted apply), now recorded"
         return ApplyResult(self.proposal(row.id), True, message, tuple(warnings))
-
-    def _dreams_text(self) -> str:
-        path = report.dreams_path(self.runtime.workspace)
-        try:
-            return path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
 
     def _history_applied(self, row: ProposalRow, now: int) -> list[str]:
         stamp = iso_ms(now) or ""
@@ -1014,7 +1007,7 @@ class DreamingService:
         the proposal is still applied while MEMORY.md holds exactly its preimage. Record the
         revert, and write its DREAMS.md entry unless that landed."""
         now = self._now_ms()
-        landed = f"- Reverted: proposal {row.id[:8]}." in self._dreams_text()
+        landed = f"- Reverted: proposal {row.id[:8]}." in report.read_dreams(report.dreams_path(self.runtime.workspace))
         warnings = [] if landed else self._note_reverted(row, pre, now)
         self._record_reverted(row, now)
         warnings += self._sync_memory()

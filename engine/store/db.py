@@ -205,15 +205,8 @@ class Store:
     def write(self) -> Iterator[apsw.Connection]:
         """A write transaction taken immediately (no deadlock on upgrade from read)."""
         self.require_writable()
-        conn = self.conn()
-        begin_immediate(conn)
-        try:
+        with immediate(self.conn()) as conn:
             yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
 
     def query(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         return list(self.conn().execute(sql, params))

@@ -19,6 +19,7 @@ from clawmem.engine.config import load_settings
 from clawmem.engine.facade import MemoryEngine
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.panes.memory import MemoryPane
+from textual.pilot import Pilot
 from textual.widgets import TextArea
 
 from tests.tui.waits import settle, wait_for
@@ -32,22 +33,28 @@ def _errors(app: ClawmemApp) -> list[str]:
     return [f"{n.title}: {n.message}" for n in app._notifications if n.severity == "error"]
 
 
+async def open_memory_in_editor(app: ClawmemApp, pilot: Pilot[object]) -> TextArea:
+    """MEMORY.md opened from the Memory pane into the Editor pane, as a person does (1, then e),
+    once the editor holds what is on disk (read at each poll: other writers may change it meanwhile)."""
+    await pilot.press("1")
+    memory = app.query_one(MemoryPane)
+    memory.open("MEMORY.md", None)
+    await wait_for(pilot, lambda: memory.current == "MEMORY.md", timeout=30)
+    await pilot.press("e")
+
+    def shows_the_disk() -> bool:
+        found = app.screen.query("#editor-area")
+        on_disk = (app.engine.workspace / "MEMORY.md").read_text(encoding="utf-8")
+        return bool(found) and found.first(TextArea).text == on_disk
+
+    await wait_for(pilot, shows_the_disk, timeout=30)
+    return app.query_one("#editor-area", TextArea)
+
+
 async def _edit_and_save(app: ClawmemApp) -> list[str]:
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
-        await pilot.press("1")
-        memory = app.query_one(MemoryPane)
-        memory.open("MEMORY.md", None)
-        await wait_for(pilot, lambda: memory.current == "MEMORY.md", timeout=30)
-        await pilot.press("e")
-        on_disk = (app.engine.workspace / "MEMORY.md").read_text(encoding="utf-8")
-
-        def editor_text() -> str | None:
-            found = app.screen.query("#editor-area")
-            return found.first(TextArea).text if found else None
-
-        await wait_for(pilot, lambda: editor_text() == on_disk, timeout=30)
-        editor = app.query_one("#editor-area", TextArea)
+        editor = await open_memory_in_editor(app, pilot)
         editor.insert(LINE + "\n", location=editor.document.end)
         await pilot.press("f2")
 

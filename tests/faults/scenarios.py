@@ -158,7 +158,7 @@ def _with_flushed_session(home: Path, ws: Path) -> None:
     cli(home, ws, "session", "flush", B, "--text", B_FACT, "--date", "2026-11-04")
 
 
-def _recalled_fact(home: Path, ws: Path) -> None:
+def recalled_fact(home: Path, ws: Path) -> None:
     """A diary fact three searches recalled on three days: Dreaming's Deep phase promotes it."""
     _keyword_home(home, ws)
     write_fact(ws)
@@ -175,13 +175,13 @@ def _edited_after_index(home: Path, ws: Path) -> None:
 
 def _proposed(home: Path, ws: Path) -> None:
     """A Dreaming rewrite of MEMORY.md waiting for review (what ``dream approve`` applies)."""
-    _recalled_fact(home, ws)
+    recalled_fact(home, ws)
     cli(home, ws, "dream", now=DREAM_AT)
 
 
 def _applied(home: Path, ws: Path) -> None:
     """A Dreaming rewrite applied to MEMORY.md (what ``dream revert`` takes back)."""
-    _recalled_fact(home, ws)
+    recalled_fact(home, ws)
     cli(home, ws, "dream", "--apply", now=DREAM_AT)
 
 
@@ -203,7 +203,7 @@ SCENARIOS = [
     Scenario("index --force", _keyword_home, ["index", "--force"], writes_markdown=False),
     Scenario("session flush", _with_session, ["session", "flush", B, "--text", B_FACT], rerun_if_done=False),
     Scenario("forget", _with_flushed_session, ["forget", "--session", B, "--yes"]),
-    Scenario("dream --apply", _recalled_fact, ["dream", "--apply"], now=DREAM_AT, finished=("MEMORY.md",)),
+    Scenario("dream --apply", recalled_fact, ["dream", "--apply"], now=DREAM_AT, finished=("MEMORY.md",)),
     Scenario("index (after an edit)", _edited_after_index, ["index"], writes_markdown=False),
     # a supersede that landed is not run twice (a second one is refused: the entry is superseded)
     Scenario("supersede", _keyword_home, ["supersede", "MEMORY.md:10", "--by", "MEMORY.md:12"], rerun_if_done=False),

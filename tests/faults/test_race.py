@@ -24,12 +24,12 @@ from clawmem.engine.facade import MemoryEngine
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.conflict import ConflictModal
 from clawmem.tui.panes.editor import EditorPane
-from clawmem.tui.panes.memory import MemoryPane
 from textual.widgets import TextArea
 
 from tests.conftest import FIXTURES, NOW
 from tests.dreaming_fixture import DREAM_AT
-from tests.faults.scenarios import CLAWMEM, ENV, _recalled_fact, cli, converse
+from tests.faults.app_save import open_memory_in_editor
+from tests.faults.scenarios import CLAWMEM, ENV, cli, converse, recalled_fact
 from tests.session_fixture import LINGYIN, B
 from tests.tui.waits import settle, wait_for
 
@@ -85,11 +85,7 @@ async def _edit_and_save_in_the_app(home: Path, ws: Path, typed: list[str], note
         app.notify = notify  # type: ignore[method-assign]
         async with app.run_test(size=(160, 45)) as pilot:
             await settle(pilot)
-            memory = app.query_one(MemoryPane)
-            memory.open("MEMORY.md", None)
-            await wait_for(pilot, lambda: memory.current == "MEMORY.md", timeout=30)
-            await pilot.press("e")
-            await wait_for(pilot, lambda: bool(app.screen.query("#editor-area")), timeout=30)
+            await open_memory_in_editor(app, pilot)
             pane = app.query_one(EditorPane)
             for i in range(OPS):
                 editor = app.query_one("#editor-area", TextArea)
@@ -112,7 +108,7 @@ async def _edit_and_save_in_the_app(home: Path, ws: Path, typed: list[str], note
 async def test_every_writer_at_once_loses_nothing_and_locks_out_no_one(tmp_path: Path) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
     shutil.copytree(FIXTURES / "workspace", ws)
-    _recalled_fact(home, ws)  # a fact Dreaming promotes
+    recalled_fact(home, ws)  # a fact Dreaming promotes
     cli(home, ws, "session", "import", str(LINGYIN))  # a session the CLI flushes from
 
     out: dict[str, object] = {}

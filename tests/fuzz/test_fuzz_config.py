@@ -18,31 +18,12 @@ import dataclasses
 import json
 import math
 
-from clawmem.engine.config import (
-    BootstrapSettings,
-    DreamingSettings,
-    EmbeddingSettings,
-    IndexSettings,
-    IntentSettings,
-    SearchSettings,
-    SessionSettings,
-    TuiSettings,
-)
+from clawmem.engine.config import SECTIONS
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.fuzz.harness import KEYWORD_ONLY, Place, fresh_place, snapshot
 
-SECTIONS = {
-    "index": IndexSettings,
-    "embedding": EmbeddingSettings,
-    "search": SearchSettings,
-    "bootstrap": BootstrapSettings,
-    "dreaming": DreamingSettings,
-    "intents": IntentSettings,
-    "sessions": SessionSettings,
-    "tui": TuiSettings,
-}
 KEYS = [(s, f.name) for s, cls in SECTIONS.items() for f in dataclasses.fields(cls)]
 NEVER = {("embedding", "provider"), ("embedding", "model")}  # a model would load: out of scope here
 

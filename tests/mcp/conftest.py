@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from clawmem.engine.facade import MemoryEngine
+from clawmem.mcp_server.door import MemoryDoor
+from clawmem.mcp_server.server import build_server
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from tests.conftest import NOW
+from tests.conftest import NOW, make_settings
 
 CLAWMEM = str(Path(sys.executable).with_name("clawmem"))
 ENV = {"CLAWMEM_NOW": NOW, "CLAWMEM_TZ": "UTC", "CLAWMEM_THREADS": "1"}
@@ -42,6 +45,22 @@ async def stdio_client(home: Path, workspace: Path, *extra: str) -> AsyncIterato
     params = StdioServerParameters(command=CLAWMEM, args=[*server_args(home, workspace), "mcp", *extra], env=ENV)
     async with Client(params, read_timeout_seconds=60) as client:
         yield client
+
+
+@asynccontextmanager
+async def in_process_client(home: Path, workspace: Path, *, read_only: bool = False) -> AsyncIterator[Client]:
+    """The server over an indexed keyword-only engine, and the SDK's client connected to it in
+    process (it sends what JSON can carry, lone surrogates included, which stdio's parser drops)."""
+    engine = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    engine.sync()
+    door = MemoryDoor(engine, watch=False)
+    server = build_server(door, read_only=read_only)
+    door.start()
+    try:
+        async with Client(server) as client:
+            yield client
+    finally:
+        door.close()
 
 
 def free_port() -> int:

@@ -4,38 +4,17 @@ server sees them): each is an error result of one short line, and nothing is wri
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-from clawmem.engine.facade import MemoryEngine
-from clawmem.mcp_server.door import MemoryDoor
-from clawmem.mcp_server.server import MAX_ERROR_CHARS, build_server
-from mcp import Client
+from clawmem.mcp_server.server import MAX_ERROR_CHARS
 
-from tests.conftest import make_settings
-from tests.mcp.conftest import error_text, structured
+from tests.mcp.conftest import error_text, in_process_client, structured
 
 
 def snapshot(workspace: Path) -> dict[str, bytes]:
     return {str(p.relative_to(workspace)): p.read_bytes() for p in sorted(workspace.rglob("*")) if p.is_file()}
-
-
-@asynccontextmanager
-async def serving(home: Path, workspace: Path) -> AsyncIterator[Client]:
-    """The server over an indexed keyword-only engine, and the SDK's client connected in-process."""
-    engine = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
-    engine.sync()
-    door = MemoryDoor(engine, watch=False)
-    server = build_server(door)
-    door.start()
-    try:
-        async with Client(server) as client:
-            yield client
-    finally:
-        door.close()
 
 
 @pytest.mark.parametrize(
@@ -53,7 +32,7 @@ async def test_an_argument_that_is_not_valid_text_is_refused_and_writes_nothing(
 ) -> None:
     """A lone surrogate reached the engine and failed as an internal error (UTF-8 encoding)."""
     before = snapshot(workspace)
-    async with serving(home, workspace) as client:
+    async with in_process_client(home, workspace) as client:
         text = error_text(await client.call_tool(tool, args))
         assert text == f"{tool}: {where}: not valid Unicode text (a lone surrogate); nothing was done"
         assert snapshot(workspace) == before
@@ -62,7 +41,7 @@ async def test_an_argument_that_is_not_valid_text_is_refused_and_writes_nothing(
 
 async def test_an_error_echoing_a_huge_or_multiline_argument_is_one_short_line(home: Path, workspace: Path) -> None:
     """An unknown key with a newline made a two-line error; a huge value was echoed whole."""
-    async with serving(home, workspace) as client:
+    async with in_process_client(home, workspace) as client:
         unknown = error_text(await client.call_tool("forget_preview", {"session": "x", "a\nb": 1}))
         assert "unknown argument" in unknown
         huge = error_text(await client.call_tool("forget_preview", {"session": "x" * 100_000}))

@@ -4,8 +4,6 @@ structured content's JSON mirror), and a ``maxChars`` budget honoured to the cha
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,24 +13,10 @@ from clawmem.mcp_server.server import build_server
 from mcp import Client
 
 from tests.conftest import make_settings
-from tests.mcp.conftest import error_text, structured
+from tests.mcp.conftest import error_text, in_process_client, structured
 
 LABEL = len("structuredContent:\n")  # what OpenClaw puts before the structured block it shows its model
 MANY = {"query": "hotel budget trip 杭州", "maxResults": 12, "minScore": 0}
-
-
-@asynccontextmanager
-async def serving(home: Path, workspace: Path) -> AsyncIterator[Client]:
-    engine = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
-    engine.sync()
-    door = MemoryDoor(engine, watch=False)
-    server = build_server(door, read_only=True)
-    door.start()
-    try:
-        async with Client(server) as client:
-            yield client
-    finally:
-        door.close()
 
 
 def text_of(result: Any) -> str:
@@ -41,7 +25,7 @@ def text_of(result: Any) -> str:
 
 
 async def test_the_text_block_mirrors_the_lean_structured_content(home: Path, workspace: Path) -> None:
-    async with serving(home, workspace) as client:
+    async with in_process_client(home, workspace, read_only=True) as client:
         r = await client.call_tool("memory_search", MANY)
         data = structured(r)
         assert len(data["results"]) >= 4
@@ -60,7 +44,7 @@ async def test_the_text_block_mirrors_the_lean_structured_content(home: Path, wo
 async def test_max_chars_is_honoured_to_the_character(home: Path, workspace: Path) -> None:
     """Every budget from the floor up: the text (with a host's label) fits, the hits shown are the
     top of the full list, the last one may be cut, and omitted counts the rest."""
-    async with serving(home, workspace) as client:
+    async with in_process_client(home, workspace, read_only=True) as client:
         full = structured(await client.call_tool("memory_search", MANY))
         whole = len(json.dumps(full, ensure_ascii=False, indent=2)) + LABEL
         seen_cut = seen_omitted = False
@@ -83,7 +67,7 @@ async def test_max_chars_is_honoured_to_the_character(home: Path, workspace: Pat
 
 
 async def test_max_chars_under_the_floor_is_one_line_and_explain_fits_too(home: Path, workspace: Path) -> None:
-    async with serving(home, workspace) as client:
+    async with in_process_client(home, workspace, read_only=True) as client:
         text = error_text(await client.call_tool("memory_search", {"query": "hotel", "maxChars": 50}))
         assert text.startswith("memory_search: maxChars must be between 200 and")
         full = structured(await client.call_tool("memory_search", MANY))
