@@ -56,6 +56,8 @@ def _threads_from_argv() -> str:
 
 
 os.environ["CLAWMEM_THREADS"] = _threads_from_argv()
+# The index pass runs on the same fixed count, unless --auto lets it size itself by the load.
+os.environ["CLAWMEM_INDEX_THREADS"] = "auto" if "--auto" in sys.argv else _threads_from_argv()
 
 from clawmem.engine.config import load_settings  # noqa: E402
 from clawmem.engine.embed.llama_provider import N_CTX, PREFIX_SCHEMES  # noqa: E402
@@ -96,9 +98,10 @@ def clawmem_run(ws: Path, run: int) -> tuple[float, MemoryEngine, int, int]:
 
 
 def model_texts(engine: MemoryEngine) -> list[str]:
-    """What an index sends to the model: each distinct chunk text, then each one's content lines."""
+    """What an index sends to the model: each distinct chunk text, then each distinct content
+    line of them (a line repeated in several chunks is embedded once)."""
     chunks = bench_rows.distinct_chunk_texts(engine.store.conn())
-    return chunks + [line for text in chunks for _, line in evidence_lines(text)]
+    return chunks + list(dict.fromkeys(line for text in chunks for _, line in evidence_lines(text)))
 
 
 def raw_run(llm: object, texts: list[str], prefix: str) -> float:
@@ -108,6 +111,19 @@ def raw_run(llm: object, texts: list[str], prefix: str) -> float:
     for text in texts:
         vec = np.asarray(llm.embed(prefix + text.strip()), dtype=np.float64)  # type: ignore[attr-defined]
         vec /= np.linalg.norm(vec)
+    return time.perf_counter() - t0
+
+
+def raw_batched_run(llm: object, texts: list[str], prefix: str) -> float:
+    """The physical limit: the same texts through ``Llama.embed`` in full batches (several
+    sequences per decode, up to the context), shortest first; a text over one window is cut."""
+    import numpy as np
+
+    ordered = sorted((prefix + t.strip() for t in texts), key=len)
+    t0 = time.perf_counter()
+    for vec in llm.embed(ordered):  # type: ignore[attr-defined]
+        v = np.asarray(vec, dtype=np.float64)
+        v /= np.linalg.norm(v)
     return time.perf_counter() - t0
 
 
@@ -125,16 +141,18 @@ def throughput(conversations: int, repeats: int, threads: int) -> dict[str, obje
         n_ubatch=N_CTX,
         n_threads=threads,
         n_threads_batch=threads,
+        flash_attn=True,  # as the provider loads it (engine/embed/llama_provider.py)
         verbose=False,
     )
     prefix = PREFIX_SCHEMES["e5"][1]
     claw: list[float] = []
     raw: list[float] = []
+    batched: list[float] = []
     texts: list[str] = []
     chunks = calls = 0
     last: MemoryEngine | None = None
     for rep in range(repeats):
-        order = ("clawmem", "raw") if rep % 2 == 0 else ("raw", "clawmem")
+        order = ("clawmem", "raw", "batched") if rep % 2 == 0 else ("batched", "raw", "clawmem")
         for side in order:
             if side == "clawmem":
                 seconds, engine, chunks, calls = clawmem_run(ws, rep)
@@ -151,14 +169,19 @@ def throughput(conversations: int, repeats: int, threads: int) -> dict[str, obje
                     _, engine, chunks, calls = clawmem_run(ws, 99)
                     texts = model_texts(engine)
                     engine.close()
-                seconds = raw_run(llm, texts, prefix)
-                raw.append(seconds)
-                print(f"  raw llama run {rep + 1}: {seconds:7.1f} s ({len(texts)} texts)", flush=True)
+                if side == "raw":
+                    seconds = raw_run(llm, texts, prefix)
+                    raw.append(seconds)
+                else:
+                    seconds = raw_batched_run(llm, texts, prefix)
+                    batched.append(seconds)
+                print(f"  {side} llama run {rep + 1}: {seconds:7.1f} s ({len(texts)} texts)", flush=True)
     assert last is not None
     long_texts = sum(1 for t in texts if len(llm.tokenize((prefix + t.strip()).encode())) > N_CTX - 2)
     resync = time_resync(last, 7)
     last.close()
-    med_c, med_r = statistics.median(claw), statistics.median(raw)
+    med_c, med_r, med_b = statistics.median(claw), statistics.median(raw), statistics.median(batched)
+    tokens = sum(len(llm.tokenize((prefix + t.strip()).encode())) for t in texts)
     return {
         "workspace": f"LoCoMo conversations 1-{conversations} + the bilingual fixture",
         "chunks": chunks,
@@ -169,6 +192,12 @@ def throughput(conversations: int, repeats: int, threads: int) -> dict[str, obje
         "raw_seconds": [round(x, 2) for x in raw],
         "clawmem_median_s": round(med_c, 2),
         "raw_median_s": round(med_r, 2),
+        "raw_batched_seconds": [round(x, 2) for x in batched],
+        "raw_batched_median_s": round(med_b, 2),
+        "model_tokens": tokens,
+        "raw_batched_tokens_per_s": round(tokens / med_b, 1),
+        "clawmem_tokens_per_s": round(tokens / med_c, 1),
+        "index_threads": os.environ["CLAWMEM_INDEX_THREADS"],
         "clawmem_chunks_per_s": round(chunks / med_c, 2),
         "clawmem_texts_per_s": round(len(texts) / med_c, 2),
         "raw_texts_per_s": round(len(texts) / med_r, 2),
@@ -234,6 +263,7 @@ def paired_texts(threads: int, count: int) -> dict[str, object]:
         n_ubatch=N_CTX,
         n_threads=threads,
         n_threads_batch=threads,
+        flash_attn=True,  # as the provider loads it (engine/embed/llama_provider.py)
         verbose=False,
     )
     prefix = PREFIX_SCHEMES["e5"][1]
@@ -326,6 +356,9 @@ def main() -> int:
     parser.add_argument("--conversations", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--auto", action="store_true", help="clawmem's index threads by the load (raw sides: --threads)"
+    )
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--resync-runs", type=int, default=7)
     parser.add_argument("--skip-throughput", action="store_true")

@@ -167,10 +167,10 @@ def oc_config(workspace: Path, mode: str, port: int | None, model: str) -> dict[
 class OpenClaw:
     """The long-lived Node driver for one mode (its own HOME and workspace copy)."""
 
-    def __init__(self, base: Path, mode: str, port: int | None, model: str) -> None:
+    def __init__(self, base: Path, mode: str, port: int | None, model: str, source: Path | None = None) -> None:
         self.home = base / f"oc-{mode}" / "home"
         self.workspace = base / f"oc-{mode}" / "workspace"
-        shutil.copytree(ROOT / QUERIES["workspace"], self.workspace)
+        shutil.copytree(source or ROOT / QUERIES["workspace"], self.workspace)
         (self.home / ".openclaw").mkdir(parents=True)
         config = oc_config(self.workspace, mode, port, model)
         (self.home / ".openclaw" / "openclaw.json").write_text(json.dumps(config, indent=2), encoding="utf-8")

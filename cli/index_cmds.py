@@ -17,6 +17,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("index", parents=[parent], help="index the workspace (incremental; --force rebuilds)")
     p.add_argument("--force", action="store_true", help="full rebuild into a shadow index, then publish")
     p.add_argument("--no-embed", action="store_true", help="index text only; leave embedding for later")
+    p.add_argument(
+        "--threads",
+        type=_index_threads,
+        metavar="N|auto",
+        help="threads for this run's embedding (default: embedding.index_threads, auto: every core "
+        "other processes leave free, re-measured as it goes)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(handler=cmd_index)
 
@@ -30,8 +37,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=cmd_reset)
 
 
+def _index_threads(text: str) -> str | int:
+    if text == "auto":
+        return text
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected auto or a positive number, got {text!r}")
+    return int(text)
+
+
 def cmd_index(args: argparse.Namespace) -> int:
-    engine = flags.engine_from(args)
+    overrides = {"embedding": {"index_threads": args.threads}} if args.threads is not None else {}
+    engine = flags.engine_from(args, **overrides)
     engine.require_workspace()
     if not args.json and sys.stderr.isatty():
         # Told only when the model really loads: with its card cached, an index run that has
@@ -42,8 +58,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             force=args.force,
             embed=not args.no_embed,
             progress=update,
-            embed_progress=lambda done, total: update("embed", done, total),
-            line_progress=lambda done, total: update("lines", done, total),
+            embed_progress=lambda done, total, left: update("embed", done, total, left),
+            line_progress=lambda done, total, left: update("lines", done, total, left),
         )
     if args.json:
         output.print_json(

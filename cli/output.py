@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from clawmem.engine.index.time_left import time_left_text
 from clawmem.engine.json_form import json_form
 
 
@@ -16,13 +17,15 @@ def print_json(value: Any) -> None:
 
 
 @contextmanager
-def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
-    """A rich progress bar on a terminal; a no-op when piped or for --json."""
+def progress_bar(enabled: bool) -> Iterator[Callable[..., None]]:
+    """A rich progress bar on a terminal; a no-op when piped or for --json. ``update(phase, done,
+    total[, seconds_left])``: the time left is the engine's estimate for the whole embedding pass
+    (chunks and then lines, engine/index/time_left.py), not a guess from this bar alone."""
     if not enabled or not sys.stderr.isatty():
-        yield lambda phase, done, total: None
+        yield lambda phase, done, total, seconds_left=None: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     labels = {
         "text": "indexing text",
@@ -35,15 +38,15 @@ def progress_bar(enabled: bool) -> Iterator[Callable[[str, int, int], None]]:
         TextColumn("{task.description:<16}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeRemainingColumn(),
+        TextColumn("{task.fields[left]}"),
         console=Console(stderr=True),
         transient=True,
     ) as bar:
         tasks: dict[str, Any] = {}
 
-        def update(phase: str, done: int, total: int) -> None:
+        def update(phase: str, done: int, total: int, seconds_left: float | None = None) -> None:
             if phase not in tasks:
-                tasks[phase] = bar.add_task(labels.get(phase, phase), total=max(total, 1))
-            bar.update(tasks[phase], completed=done, total=max(total, 1))
+                tasks[phase] = bar.add_task(labels.get(phase, phase), total=max(total, 1), left="")
+            bar.update(tasks[phase], completed=done, total=max(total, 1), left=time_left_text(seconds_left))
 
         yield update

@@ -43,7 +43,10 @@ class EmbeddingSettings:
     # when it cannot load, search and sync fail instead of silently degrading.
     provider: str = "auto"
     model: str | None = None
-    threads: int | None = None  # None: leave a core free on small machines
+    threads: int | None = None  # None: leave a core free on small machines (the search path)
+    # An indexing pass's threads: None ("auto") takes every core other processes leave free,
+    # re-measured per model call (engine/index/thread_budget.py); a number fixes it.
+    index_threads: int | None = None
     prefix_scheme: str | None = None  # None: the model's own default
     cache_max_entries: int = 50_000
     batch_size: int = 16
@@ -264,8 +267,12 @@ def _coerce(section: str, name: str, declared: Any, value: Any) -> Any:
         if not isinstance(value, bool):
             raise ConfigError(f"config {where}: expected true or false")
         return value
+    if (section, name) == ("embedding", "index_threads") and value == "auto":
+        return None
     if declared_s.startswith("int"):
         if not isinstance(value, int):
+            if (section, name) == ("embedding", "index_threads"):
+                raise ConfigError(f'config {where}: expected "auto" or an integer')
             raise ConfigError(f"config {where}: expected an integer")
         return value
     if declared_s.startswith("float"):
@@ -371,6 +378,13 @@ def _load_settings(
         if not env_threads.isdigit() or int(env_threads) < 1:
             raise ConfigError(f"CLAWMEM_THREADS must be a positive integer, got {env_threads!r}")
         merged.setdefault("embedding", {})["threads"] = int(env_threads)
+    env_index_threads = os.environ.get("CLAWMEM_INDEX_THREADS")
+    if env_index_threads:
+        if env_index_threads != "auto" and (not env_index_threads.isdigit() or int(env_index_threads) < 1):
+            raise ConfigError(f'CLAWMEM_INDEX_THREADS must be "auto" or a positive integer, got {env_index_threads!r}')
+        merged.setdefault("embedding", {})["index_threads"] = (
+            env_index_threads if env_index_threads == "auto" else int(env_index_threads)
+        )
     env_model = os.environ.get("CLAWMEM_MODEL")
     if env_model:
         merged.setdefault("embedding", {})["model"] = env_model
@@ -443,6 +457,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("config bootstrap.user_max_chars cannot be raised above 4000")
     if s.embedding.threads is not None and s.embedding.threads < 1:
         raise ConfigError("config embedding.threads must be at least 1")
+    if s.embedding.index_threads is not None and s.embedding.index_threads < 1:
+        raise ConfigError('config embedding.index_threads must be "auto" or at least 1')
     if s.dreaming.preimages_keep < 1:
         raise ConfigError("config dreaming.preimages_keep must be at least 1")
     if s.dreaming.timezone is not None:

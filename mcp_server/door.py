@@ -109,7 +109,7 @@ class MemoryDoor:
 
     def _loop(self) -> None:
         events = PassEvents(
-            progress=lambda phase, done, total: None,
+            progress=lambda *_progress: None,  # (phase, done, total[, seconds left]): nobody watches it
             synced=self._synced,
             warning=lambda text: log.warning("indexing: %s", text),
         )

@@ -248,7 +248,7 @@ class ClawmemApp(App[int]):
         post = self.post_message
         last_phase, last_at = [""], [0.0]  # the last progress posted (mutable from the closure)
 
-        def progress(phase: str, done: int, total: int) -> None:
+        def progress(phase: str, done: int, total: int, seconds_left: float | None = None) -> None:
             if run.cancel.is_set():  # after a cancel, "Cancelling…" stays until the worker stops
                 return
             # At most ten updates a second within a phase (its first and last always): one per
@@ -258,7 +258,7 @@ class ClawmemApp(App[int]):
             if phase == last_phase[0] and done < total and now - last_at[0] < PROGRESS_INTERVAL_S:
                 return
             last_phase[0], last_at[0] = phase, now
-            post(IndexProgress(phase, done, total))
+            post(IndexProgress(phase, done, total, seconds_left=seconds_left))
 
         def synced(paths: frozenset[str]) -> None:
             post(IndexChanged(paths))
@@ -296,7 +296,7 @@ class ClawmemApp(App[int]):
     @on(IndexProgress)
     def _index_progress(self, message: IndexProgress) -> None:
         try:
-            self.status_bar.progress(message.phase, message.done, message.total, message.detail)
+            self.status_bar.progress(message.phase, message.done, message.total, message.detail, message.seconds_left)
             self.pane(StatusPane).show_progress(message)
         except NoMatches:
             pass  # the app is shutting down: its widgets are already gone

@@ -15,6 +15,7 @@ class IndexProgress(Message, bubble=False):
     done: int
     total: int
     detail: str = ""
+    seconds_left: float | None = None  # the engine's estimate for the whole embedding pass
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, IndexProgress) and message.phase == self.phase

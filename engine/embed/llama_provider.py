@@ -143,6 +143,7 @@ class _LoadedModel:
     head: tuple[int, ...]  # special tokens the model puts before the content
     tail: tuple[int, ...]  # ... and after it
     window: int  # content tokens per window
+    threads: int = 0  # what the context runs with now (see use_threads)
     lock: threading.Lock = field(default_factory=threading.Lock)
     batch: Any = None
     _sha256: str | None = None
@@ -157,8 +158,18 @@ class _LoadedModel:
         """Content tokens of ``text`` (no specials). Caller holds ``lock``."""
         return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
+    def use_threads(self, n_threads: int) -> None:
+        """Run the next decodes on ``n_threads`` (cheap; the search path and an indexing pass
+        may each ask for their own). Caller holds ``lock``."""
+        if n_threads != self.threads:
+            self.llama_cpp.llama_set_n_threads(self.llm.ctx, n_threads, n_threads)
+            self.threads = n_threads
+
     def pooled(self, tokens: Sequence[int]) -> np.ndarray:
-        """The model's pooled (unnormalised) vector for one token sequence. Caller holds ``lock``."""
+        """The model's pooled (unnormalised) vector for one token sequence. Caller holds ``lock``.
+
+        One sequence per decode: packing several short texts into one batch (llama.cpp's
+        ``n_seq_max``) measured no faster here, on one thread or two (bench/RESULTS.md §3)."""
         lib = self.llama_cpp
         ctx = self.llm.ctx
         batch = self.batch
@@ -243,6 +254,9 @@ def _load(path: Path, identity: tuple[int, int], n_threads: int) -> _LoadedModel
                 n_ubatch=N_CTX,
                 n_threads=n_threads,
                 n_threads_batch=n_threads,  # embedding runs as a batch: this one matters
+                # Flash attention: a full 510-token window in 0.66 s instead of 1.39 s on one
+                # thread (bench/RESULTS.md §3); the vectors move by under 1e-4 in cosine.
+                flash_attn=True,
                 verbose=False,
             )
     except (ValueError, RuntimeError, OSError) as exc:
@@ -284,6 +298,7 @@ def _load(path: Path, identity: tuple[int, int], n_threads: int) -> _LoadedModel
         head=head,
         tail=tail,
         window=window,
+        threads=n_threads,
         batch=batch,
     )
     _finalize_batch(loaded)
@@ -419,14 +434,15 @@ class LlamaEmbeddingProvider:
         }
 
     def embed_query(self, text: str) -> Vector:
-        """Embed a search query (query prefix)."""
-        return self._embed(self._query_prefix, text)
+        """Embed a search query (query prefix), on the provider's own thread count."""
+        return self._embed(self._query_prefix, [text], self.n_threads)[0]
 
-    def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
-        """Embed stored texts (passage prefix), one vector each, in order."""
+    def embed_passages(self, texts: Sequence[str], *, threads: int | None = None) -> list[Vector]:
+        """Embed stored texts (passage prefix), one vector each, in order; ``threads`` overrides
+        the thread count for these decodes (an indexing pass sizes it by the machine's load)."""
         if isinstance(texts, str):
             raise TypeError("embed_passages takes a sequence of strings, not a string")
-        return [self._embed(self._passage_prefix, text) for text in texts]
+        return self._embed(self._passage_prefix, texts, threads or self.n_threads)
 
     def tokenize(self, text: str) -> list[int]:
         """The model's token ids for ``text`` exactly as given: no prefix, no specials."""
@@ -442,24 +458,32 @@ class LlamaEmbeddingProvider:
             n = len(loaded.tokenize(prefix + text.strip()))
         return n + len(loaded.head) + len(loaded.tail)
 
-    def _embed(self, prefix: str, text: str) -> Vector:
-        stripped = text.strip()
-        if not stripped:
+    def _embed(self, prefix: str, texts: Sequence[str], threads: int) -> list[Vector]:
+        """Window each text (the prefix in its first window only), decode each window, and
+        combine a text's windows weighted by their content tokens. The model's lock is held
+        per decode, not for the whole list, so a search waits for one decode of an indexing
+        pass at most."""
+        stripped = [text.strip() for text in texts]
+        if not all(stripped):
             raise ValueError("cannot embed empty text")
         loaded = self._model()
-        with loaded.lock:
-            content = loaded.tokenize(prefix + stripped)
+        out: list[Vector] = []
+        for text in stripped:
+            with loaded.lock:
+                content = loaded.tokenize(prefix + text)
             if not content:
                 raise ValueError("text has no tokens to embed")
             total = np.zeros(self.dims, dtype=np.float64)
             weight = 0
             for start in range(0, len(content), loaded.window):
-                chunk = content[start : start + loaded.window]
-                tokens = [*loaded.head, *chunk, *loaded.tail]
-                total += len(chunk) * loaded.pooled(tokens)
-                weight += len(chunk)
-        mean = total / weight
-        norm = float(np.linalg.norm(mean))
-        if not np.isfinite(norm) or norm <= 0.0:
-            raise ModelError(f"{self.model} produced an unusable embedding")
-        return (mean / norm).astype(np.float32)
+                part = content[start : start + loaded.window]
+                with loaded.lock:
+                    loaded.use_threads(threads)
+                    total += len(part) * loaded.pooled([*loaded.head, *part, *loaded.tail])
+                weight += len(part)
+            mean = total / weight
+            norm = float(np.linalg.norm(mean))
+            if not np.isfinite(norm) or norm <= 0.0:
+                raise ModelError(f"{self.model} produced an unusable embedding")
+            out.append((mean / norm).astype(np.float32))
+        return out

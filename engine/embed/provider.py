@@ -37,8 +37,9 @@ class EmbeddingProvider(Protocol):
         """Embed a search query: float32, L2-normalised, shape ``(dims,)``."""
         ...
 
-    def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
-        """Embed stored texts (chunks); one vector per input, same contract as queries."""
+    def embed_passages(self, texts: Sequence[str], *, threads: int | None = None) -> list[Vector]:
+        """Embed stored texts (chunks, lines); one vector per input, same contract as queries.
+        ``threads``: how many threads these calls may use (None: the provider's own count)."""
         ...
 
 

@@ -3,43 +3,46 @@
 Order: curated files first, then dated diaries newest first, then the rest, so the memory a
 user is most likely to ask about becomes semantic first. Then the line vectors of every
 multi-line chunk (engine/index/line_evidence.py), in the same order, with its own progress.
-Identical chunk texts are embedded once (the cache is keyed by text hash). Every batch
-commits on its own, so an interrupted pass resumes where it stopped: the next pass simply
-finds fewer pending chunks.
+Identical chunk texts are embedded once (the cache is keyed by text hash). The texts a batch
+still needs go to the model together, packed several to a decode, on the threads the machine's
+load leaves free (engine/index/model_calls.py). Every batch commits on its own, so an
+interrupted pass resumes where it stopped: the next pass simply finds fewer pending chunks.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import apsw
 from clawmem.engine.config import Clock
-from clawmem.engine.embed.provider import EmbeddingProvider
-from clawmem.engine.index.line_evidence import embed_pending_lines
+from clawmem.engine.index.line_evidence import embed_pending_lines, line_chars
+from clawmem.engine.index.model_calls import ModelCalls
 from clawmem.engine.index.sync import EmbedderIdentity
+from clawmem.engine.index.time_left import TimeLeft
 from clawmem.engine.store import index_rows as rows
 from clawmem.engine.store.db import immediate
 
-EmbedProgress = Callable[[int, int], None]  # (chunks done, chunks pending at start); lines: (texts done, pending)
+# (chunks done, chunks pending at start, seconds left for the whole pass or None);
+# lines: (chunk texts done, pending, seconds left)
+EmbedProgress = Callable[[int, int, float | None], None]
 
 
 @dataclass(frozen=True)
 class EmbedStats:
     pending: int  # chunks without a vector when the pass started
     embedded: int  # chunks that got a vector
-    model_calls: int  # texts actually run through the model
+    model_calls: int  # chunk texts actually run through the model
     cache_hits: int
     cancelled: bool
     duration_ms: int
-    line_calls: int = 0  # lines run through the model for line evidence
+    line_calls: int = 0  # distinct lines run through the model for line evidence
 
 
 def embed_pending(
     conn: apsw.Connection,
-    provider: EmbeddingProvider,
+    calls: ModelCalls,
     ident: EmbedderIdentity,
     clock: Clock,
     *,
@@ -49,20 +52,25 @@ def embed_pending(
     limit: int | None = None,
     progress: EmbedProgress | None = None,
     line_progress: EmbedProgress | None = None,
-    cancel: threading.Event | None = None,
     lines: bool = True,
 ) -> EmbedStats:
     started = time.perf_counter()
+    cancel = calls.cancel
     pending = rows.pending_chunks(conn, limit)
     total = len(pending)
     by_hash: dict[str, list[rows.PendingChunk]] = {}
     for chunk in pending:
         by_hash.setdefault(chunk.hash, []).append(chunk)
     hashes = list(by_hash)
-    done = embedded = calls = hits = 0
+    done = embedded = hits = 0
     cancelled = False
+    texts = [c[0].text for c in by_hash.values()]
+    # The lines of the chunks about to be embedded; the line pass counts its own exactly when it
+    # starts (texts embedded earlier without line vectors are found by a scan only then).
+    left = TimeLeft(sum(map(len, texts)), line_chars(texts) if lines else 0)
+    left.start("embed")
     if progress:
-        progress(0, total)
+        progress(0, total, None)
     for start in range(0, len(hashes), max(1, batch_size)):
         if cancel is not None and cancel.is_set():
             cancelled = True
@@ -74,13 +82,11 @@ def embed_pending(
         missing = [h for h in batch if h not in cached]
         vectors: dict[str, bytes] = dict(cached)
         hits += len(cached)
+        computed = calls.embed([by_hash[h][0].text for h in missing])
         for h in missing:
-            # One text per model call: batching gives llama.cpp no per-text speed-up, and a
-            # search waiting for the model then waits for one passage, not a whole batch.
-            if cancel is not None and cancel.is_set():
-                break
-            vectors[h] = rows.vec_to_blob(provider.embed_passages([by_hash[h][0].text])[0])
-            calls += 1
+            vector = computed.get(by_hash[h][0].text)
+            if vector is not None:
+                vectors[h] = rows.vec_to_blob(vector)
         batch = [h for h in batch if h in vectors]
         with immediate(conn):
             for h in batch:
@@ -90,27 +96,29 @@ def embed_pending(
                     )
                 embedded += len(rows.set_chunk_embedding(conn, h, vectors[h], ident.model, vec))
         done += sum(len(by_hash[h]) for h in batch)
+        left.done("embed", sum(len(by_hash[h][0].text) for h in batch))
         if progress:
-            progress(done, total)
+            progress(done, total, left.seconds())
     with immediate(conn):
         rows.cache_evict(conn, cache_cap)
+    chunk_calls = calls.texts
     line_calls = 0
-    if lines and not cancelled and not (cancel is not None and cancel.is_set()):
+    if lines and not cancelled and not calls.cancelled:
         line_stats = embed_pending_lines(
             conn,
-            provider,
+            calls,
             ident,
             batch_size=batch_size,
             limit=limit,
             progress=line_progress,
-            cancel=cancel,
             new_vectors=embedded > 0,
+            time_left=left,
         )
         line_calls, cancelled = line_stats.embedded_lines, line_stats.cancelled
     return EmbedStats(
         pending=total,
         embedded=embedded,
-        model_calls=calls,
+        model_calls=chunk_calls,
         cache_hits=hits,
         cancelled=cancelled,
         duration_ms=int((time.perf_counter() - started) * 1000),

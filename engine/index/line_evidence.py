@@ -9,7 +9,9 @@ token states in the same model pass ("late chunking") ranked no better than the 
 there, so each line is embedded on its own.
 
 The pass runs after the chunk vectors (search is hybrid before it starts), in the same order
-(curated files, then diaries newest first), and resumes where it stopped. Finding what is
+(curated files, then diaries newest first), and resumes where it stopped. The lines of a batch
+of chunks go to the model together (packed several to a decode, engine/index/model_calls.py),
+and a line that occurs twice in the batch, or was embedded earlier in the pass, is embedded once. Finding what is
 pending scans every chunk (0.1 s at 10k, 1.7 s at 100k), so a complete pass leaves a marker
 (provider key and index revision) and the next sync skips the scan unless chunks came, went or
 got vectors since.
@@ -19,13 +21,15 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import apsw
-from clawmem.engine.embed.provider import EmbeddingProvider
+from clawmem.engine.embed.provider import Vector
+from clawmem.engine.index.model_calls import ModelCalls
 from clawmem.engine.index.sync import EmbedderIdentity
+from clawmem.engine.index.time_left import TimeLeft
 from clawmem.engine.store import index_rows
 from clawmem.engine.store import line_vector_rows as lines_rows
 from clawmem.engine.store.db import immediate
@@ -36,6 +40,7 @@ _HEADING = re.compile(r"^\s*#{1,6}(?:\s|$)")
 _COMMENT_ONLY = re.compile(r"^\s*<!--.*-->\s*$")
 _WORD = re.compile(r"\w")
 DONE_KEY = "line_vectors_done"  # index meta: "<provider key>:<index revision>" of the last complete pass
+SEEN_LINES = 20_000  # lines a pass remembers to embed a repeated line once (~30 MB of vectors)
 
 
 @functools.lru_cache(maxsize=4096)  # asked of every candidate with line vectors, search after search
@@ -62,47 +67,74 @@ class LineStats:
 
 def embed_pending_lines(
     conn: apsw.Connection,
-    provider: EmbeddingProvider,
+    calls: ModelCalls,
     ident: EmbedderIdentity,
     *,
     batch_size: int = 16,
     limit: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    cancel: threading.Event | None = None,
+    progress: Callable[[int, int, float | None], None] | None = None,
     new_vectors: bool = True,
+    time_left: TimeLeft | None = None,
 ) -> LineStats:
-    """Line vectors for every embedded chunk text that has none yet; one commit per batch.
-    ``new_vectors`` False (the chunk pass attached none): nothing to do when the index has not
-    changed since the last complete pass for this provider key."""
+    """Line vectors for every embedded chunk text that has none yet; one commit per batch of
+    ``batch_size`` chunk texts. ``new_vectors`` False (the chunk pass attached none): nothing to
+    do when the index has not changed since the last complete pass for this provider key."""
     if not new_vectors and index_rows.get_meta(conn, DONE_KEY) == _marker(conn, ident):
         return LineStats(0, 0, False)
     todo = lines_rows.pending(conn, ident.model, ident.provider_key, limit)
+    seen: OrderedDict[str, Vector] = OrderedDict()  # line -> vector, the most recent SEEN_LINES
     done = embedded = 0
     cancelled = False
+    if time_left is None:
+        time_left = TimeLeft(0, 0)
+    time_left.left["lines"] = line_chars([item.text for item in todo])  # now known exactly
+    time_left.start("lines")
     if progress:
-        progress(0, len(todo))
+        progress(0, len(todo), time_left.seconds())
     for start in range(0, len(todo), max(1, batch_size)):
+        if calls.cancelled:
+            cancelled = True
+            break
+        items = todo[start : start + batch_size]
+        wanted = {item.hash: [t for _, t in evidence_lines(item.text)] for item in items}
+        new = [line for lines in wanted.values() for line in lines if line not in seen]
+        before = calls.texts
+        for line, vector in calls.embed(new).items():
+            seen[line] = vector
+        embedded += calls.texts - before
         out: list[tuple[str, bytes]] = []
-        for item in todo[start : start + batch_size]:
-            if cancel is not None and cancel.is_set():
-                cancelled = True
-                break
-            lines = [t for _, t in evidence_lines(item.text)]
-            out.append((item.hash, lines_rows.pack(provider.embed_passages(lines)) if lines else b""))
-            embedded += len(lines)
+        for h, lines in wanted.items():
+            if all(line in seen for line in lines):  # not: cancelled before its lines were done
+                out.append((h, lines_rows.pack([seen[line] for line in lines]) if lines else b""))
+                for line in lines:
+                    seen.move_to_end(line)
+        while len(seen) > SEEN_LINES:
+            seen.popitem(last=False)
         with immediate(conn):
             for h, blob in out:
                 lines_rows.store(conn, h, ident.provider_key, blob)
         done += len(out)
+        time_left.done("lines", sum(_chars(item.text) for item in items[: len(out)]))
         if progress:
-            progress(done, len(todo))
-        if cancelled:
+            progress(done, len(todo), time_left.seconds())
+        if len(out) < len(items):  # cancelled inside the batch: the rest waits for the next pass
+            cancelled = True
             break
     with immediate(conn):
         lines_rows.sweep(conn, ident.provider_key)
         if not cancelled and limit is None:
             index_rows.set_meta(conn, DONE_KEY, _marker(conn, ident))
     return LineStats(len(todo), embedded, cancelled)
+
+
+def _chars(text: str) -> int:
+    return sum(len(line) for _, line in evidence_lines(text))
+
+
+def line_chars(texts: list[str]) -> int:
+    """Characters of line evidence in these chunk texts (what the line pass will embed for
+    them; engine/index/time_left.py counts the pass in characters)."""
+    return sum(_chars(t) for t in texts)
 
 
 def _marker(conn: apsw.Connection, ident: EmbedderIdentity) -> str:

@@ -85,7 +85,8 @@ class IndexRun:
 class PassEvents:
     """What a pass tells its front end, from the worker's thread (the front end hands it over)."""
 
-    progress: Callable[[str, int, int], None]  # (phase: text | embed | lines | wait, done, total)
+    # (phase: text | embed | lines | wait, done, total[, seconds left for the embedding pass])
+    progress: Callable[..., None]
     synced: Callable[[frozenset[str]], None]  # the index changed: these files (empty: vectors only)
     warning: Callable[[str], None]  # a sync's warning (a skipped file, a missing model …)
 
@@ -122,9 +123,9 @@ def _sync_text(
     raise AssertionError("unreachable")
 
 
-def _embed_progress(events: PassEvents, base: int, done: int, pending: int) -> None:
+def _embed_progress(events: PassEvents, base: int, done: int, pending: int, seconds_left: float | None) -> None:
     """Chunks count from those embedded before, so a resumed pass goes on where it stopped."""
-    events.progress("embed", base + done, base + pending)
+    events.progress("embed", base + done, base + pending, seconds_left)
 
 
 def run_pass(index: IndexService, run: IndexRun, events: PassEvents) -> PassOutcome:
@@ -153,7 +154,7 @@ def run_pass(index: IndexService, run: IndexRun, events: PassEvents) -> PassOutc
             lock_timeout=None,  # a pass still finishing (ours, or another process's): wait for it
             on_wait=lambda: events.progress("wait", 0, 0),
             progress=partial(_embed_progress, events, base),
-            line_progress=lambda done, pending: events.progress("lines", done, pending),
+            line_progress=lambda done, pending, seconds_left: events.progress("lines", done, pending, seconds_left),
         )
         events.synced(frozenset())
         if run.cancel.is_set():

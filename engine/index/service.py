@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import apsw
+from clawmem.engine.config import default_threads
 from clawmem.engine.embed.provider import EmbeddingProvider, provider_key
 from clawmem.engine.embed.select import ProviderChoice, select_provider
 from clawmem.engine.index.chunking import CHUNKING_VERSION
@@ -25,8 +26,10 @@ from clawmem.engine.index.identity import (
     scope_hash,
     semantic_only_differences,
 )
+from clawmem.engine.index.model_calls import ModelCalls
 from clawmem.engine.index.rebuild import shadow_rebuild
 from clawmem.engine.index.sync import EmbedderIdentity, Progress, TextSyncStats, sync_text
+from clawmem.engine.index.thread_budget import ThreadBudget
 from clawmem.engine.index.watcher import ChangeCallback, WorkspaceWatcher
 from clawmem.engine.runtime import Runtime
 from clawmem.engine.sessions import index as session_index
@@ -363,19 +366,20 @@ class IndexService:
         if vec:
             with immediate(conn):
                 ensure_vec_table(conn, ident.dims)
+        embedding = self.settings.embedding
+        budget = ThreadBudget(embedding.index_threads, embedding.threads or default_threads())
         return embed_pending(
             conn,
-            choice.provider,
+            ModelCalls(choice.provider, budget, cancel),
             ident,
             self.clock,
             vec=vec,
-            batch_size=self.settings.embedding.batch_size,
-            cache_cap=self.settings.embedding.cache_max_entries,
+            batch_size=embedding.batch_size,
+            cache_cap=embedding.cache_max_entries,
             limit=limit,
             progress=progress,
             line_progress=line_progress,
-            cancel=cancel,
-            lines=self.settings.embedding.line_vectors,
+            lines=embedding.line_vectors,
         )
 
     def vector_coverage(self) -> tuple[int, int]:

@@ -366,3 +366,28 @@ def test_a_card_counts_only_for_the_same_file_and_llama_cpp(
     (next(cards.glob("*.json"))).write_text("{not json", encoding="utf-8")
     monkeypatch.undo()
     assert LlamaEmbeddingProvider(copy, card_dir=cards).loaded  # a broken card is no card
+
+
+# ------------------------------------------------------------------ texts in a list, threads per call
+
+
+def test_a_list_of_texts_gets_the_vectors_each_gets_alone(provider: LlamaEmbeddingProvider) -> None:
+    lines = [
+        f"- [D{i}:1] Caroline: the {w} was booked for Friday." for i, w in enumerate("hotel train lake desk".split())
+    ]
+    long_text = " ".join(f"Note {i}: the budget was discussed and recorded." for i in range(90))  # two windows
+    texts = [*lines, *TEXTS, "Gateway 重启后，会话没有恢复。", long_text]
+    together = provider.embed_passages(texts)
+    for text, vector in zip(texts, together, strict=True):
+        (alone,) = provider.embed_passages([text])
+        assert np.array_equal(vector, alone), text[:40]
+
+
+def test_a_thread_count_per_call_leaves_the_vectors_alone(provider: LlamaEmbeddingProvider) -> None:
+    """An indexing pass sizes its threads by the load (engine/index/thread_budget.py); the
+    search path keeps the provider's own count. Neither changes a vector beyond float noise."""
+    (one,) = provider.embed_passages(["The quarterly report is due on Friday."], threads=1)
+    (two,) = provider.embed_passages(["The quarterly report is due on Friday."], threads=2)
+    assert _cos(one, two) >= 0.99999
+    query = provider.embed_query("report due")  # back on the provider's own count
+    assert _cos(query, provider.embed_query("report due")) >= 0.99999

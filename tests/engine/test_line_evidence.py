@@ -124,6 +124,17 @@ def test_edited_text_gets_new_line_vectors_and_the_old_ones_are_swept(diary_engi
     assert next(h for h in r.results if h.path == "memory/2026-05-08.md").breakdown.line == 6
 
 
+def test_a_forced_rebuild_embeds_nothing_it_already_has(diary_engine: MemoryEngine) -> None:
+    """The shadow rebuild makes every chunk again: their vectors come from the cache (by text
+    hash) and their line vectors stay (keyed by the chunk text's hash), so nothing is embedded."""
+    conn = diary_engine.store.conn()
+    lines_before = dict(conn.execute("SELECT hash, vectors FROM memory_index_line_vectors"))
+    report = diary_engine.sync(force=True)
+    assert report.rebuilt and report.cache_hits == report.chunks > 0 and report.embedded == 0
+    assert report.embedded_lines == 0
+    assert dict(conn.execute("SELECT hash, vectors FROM memory_index_line_vectors")) == lines_before
+
+
 def test_reset_drops_line_vectors_and_reindexing_restores_them(diary_engine: MemoryEngine) -> None:
     assert "memory_index_line_vectors" in DERIVED_TABLES
     diary_engine.reset()
@@ -139,6 +150,8 @@ def test_an_interrupted_line_pass_resumes(tmp_path: Path, default_model_path: Pa
     import threading
 
     from clawmem.engine.index.line_evidence import embed_pending_lines
+    from clawmem.engine.index.model_calls import ModelCalls
+    from clawmem.engine.index.thread_budget import ThreadBudget
 
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
@@ -157,17 +170,20 @@ def test_an_interrupted_line_pass_resumes(tmp_path: Path, default_model_path: Pa
         cancel = threading.Event()
         calls: list[int] = []
 
-        def progress(done: int, total: int) -> None:
+        def progress(done: int, total: int, seconds_left: float | None) -> None:
             calls.append(done)
             if done >= 1:
                 cancel.set()
 
         provider = engine.provider_choice().provider
-        first = embed_pending_lines(conn, provider, ident, batch_size=1, progress=progress, cancel=cancel)
+        first = embed_pending_lines(
+            conn, ModelCalls(provider, ThreadBudget(1, 1), cancel), ident, batch_size=1, progress=progress
+        )
         assert first.cancelled and first.pending == 3
         assert len(line_vector_rows.pending(conn, ident.model, ident.provider_key)) == 2  # one text done, committed
-        second = embed_pending_lines(conn, provider, ident)
-        assert not second.cancelled and second.pending == 2 and second.embedded_lines == 18
+        second = embed_pending_lines(conn, ModelCalls(provider, ThreadBudget(1, 1)), ident)
+        # The diaries differ only in their headings: their nine lines are embedded once for both.
+        assert not second.cancelled and second.pending == 2 and second.embedded_lines == 9
         assert line_vector_rows.pending(conn, ident.model, ident.provider_key) == []
     finally:
         engine.close()

@@ -56,6 +56,7 @@ async def in_process_client(home: Path, workspace: Path, *, read_only: bool = Fa
     door = MemoryDoor(engine, watch=False)
     server = build_server(door, read_only=read_only)
     door.start()
+    door.ready.wait(30)  # the start-up sync is done: every answer sees the same index
     try:
         async with Client(server) as client:
             yield client

@@ -97,3 +97,27 @@ async def test_a_search_while_the_model_loads_answers_with_keywords_and_says_so(
             assert "vector" in later["results"][0]["why"]
     finally:
         door.close()
+
+
+def test_the_door_builds_a_complete_index_in_the_background(
+    home: Path, workspace: Path, default_model_path: Path
+) -> None:
+    """A server started on a workspace with no index: its worker syncs the text, then embeds
+    every chunk and every line (the pass's progress goes nowhere, whatever it carries)."""
+    import time
+
+    engine = MemoryEngine(make_settings(home, workspace))
+    door = MemoryDoor(engine, watch=False)
+    door.start()
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            embedded, total = engine.vector_coverage()
+            if door.ready.is_set() and total and embedded == total and engine.status().line_vectors_waiting == 0:
+                break
+            time.sleep(0.2)
+        embedded, total = engine.vector_coverage()
+        assert total and embedded == total, (embedded, total, door.last_error)
+        assert door.last_error is None
+    finally:
+        door.close()

@@ -104,7 +104,7 @@ class RecordedProvider:
     def embed_query(self, text: str) -> Vector:
         return self._vector("query", text)
 
-    def embed_passages(self, texts: Sequence[str]) -> list[Vector]:
+    def embed_passages(self, texts: Sequence[str], *, threads: int | None = None) -> list[Vector]:
         if self._recording.live:  # as a batch, at the model's own pace
-            return self._real.embed_passages(texts)
+            return self._real.embed_passages(texts, threads=threads)
         return [self._vector("passage", t) for t in texts]

@@ -347,6 +347,24 @@ async def test_embedding_progress_stays_visible_beside_a_cap_warning(make_app: C
         assert line.endswith("…") and len(line) <= 100  # the warning is shortened, not the progress
 
 
+async def test_the_embedding_pass_shows_its_time_left_in_the_status_bar_and_pane(
+    make_app: Callable[..., ClawmemApp],
+) -> None:
+    """The engine's estimate for the whole pass (chunks, then lines) beside the count."""
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        app.post_message(IndexProgress("embed", 412, 1526, seconds_left=250.0))
+        await settle(pilot)
+        assert app.status_bar.render().plain.startswith(" embedding 412/1,526 · about 4 min left  ·  ")
+        await pilot.press("4")  # the Status pane shows the same
+        await settle(pilot)
+        assert "about 4 min left" in str(app.query_one("#status-phase", Label).content)
+        app.post_message(IndexProgress("lines", 30, 200, seconds_left=None))  # no honest pace yet
+        await settle(pilot)
+        assert app.status_bar.render().plain.startswith(" embedding lines 30/200  ·  ")
+
+
 # ---------------------------------------------------------------------------- search: trust, tables
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from clawmem.engine.index.time_left import time_left_text
 from clawmem.engine.openclaw import report_lines
 from clawmem.engine.openclaw.home import OpenClawStatus
 from clawmem.engine.status import StatusReport, build_status
@@ -102,8 +103,11 @@ class StatusPane(Pane):
         bar = self.query_one(ProgressBar)
         if message.phase in PHASE_LABEL:
             total = max(message.total, 1)
+            left = time_left_text(message.seconds_left)
             label.update(
-                f"{PHASE_LABEL[message.phase]} {message.done:,}/{message.total:,}  (Esc cancels)"
+                f"{PHASE_LABEL[message.phase]} {message.done:,}/{message.total:,}"
+                + (f" · {left}" if left else "")
+                + "  (Esc cancels)"
                 if message.total
                 else PHASE_LABEL[message.phase]
             )

@@ -3,6 +3,7 @@ open (and that its databases are only read), search mode, workspace."""
 
 from __future__ import annotations
 
+from clawmem.engine.index.time_left import time_left_text
 from clawmem.engine.status_lines import home_relative
 from rich.cells import cell_len
 from rich.text import Text
@@ -27,11 +28,14 @@ class StatusBar(Static):
     warning: reactive[str] = reactive("")
     openclaw: reactive[str] = reactive("")  # the OpenClaw state dir (``clawmem --openclaw``), or ""
 
-    def progress(self, phase: str, done: int, total: int, detail: str = "") -> None:
+    def progress(self, phase: str, done: int, total: int, detail: str = "", seconds_left: float | None = None) -> None:
         if phase == "model":
             self.activity = detail or PHASES[phase]
         elif phase in PHASES:
-            self.activity = f"{PHASES[phase]} {done:,}/{total:,}" if total else PHASES[phase]
+            left = time_left_text(seconds_left) if phase in ("embed", "lines") else ""
+            self.activity = (f"{PHASES[phase]} {done:,}/{total:,}" if total else PHASES[phase]) + (
+                f" · {left}" if left else ""
+            )
         elif phase == "paused":
             self.activity = "embedding paused" if done < total else ""
         elif phase == "cancelled":

@@ -1,0 +1,116 @@
+"""The app while it builds a complete index: how long its event loop ever stalls (issue 41).
+
+The real app, headless (Textual's ``run_test``, 160×45), opens a workspace with no index (LoCoMo
+conversations as dated diaries plus the bilingual fixture, ``bench/index_throughput.py``'s corpus)
+and indexes it in the background as a person would see it: text, chunk vectors, line vectors.
+Meanwhile a 10 ms timer on the app's thread records the gaps between its ticks (the time the app
+could not have answered a key), and every 2 s the bench types into the Search pane and waits for
+the results (a search waits for the model's lock for at most one decode of the pass).
+
+Reported per run, for each indexing thread setting given (``--threads 1,2,auto``): the pass's
+wall time, the longest stall, the 99th percentile of the gaps, and the median and slowest
+type-to-results time. Written to bench/results/app_while_indexing.json.
+
+Usage: python bench/app_while_indexing.py [--conversations 1] [--threads 1,auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+
+from clawmem.engine.config import load_settings  # noqa: E402
+from clawmem.engine.facade import MemoryEngine  # noqa: E402
+from clawmem.tui.app import ClawmemApp  # noqa: E402
+from clawmem.tui.panes.search import SearchPane  # noqa: E402
+
+from bench.index_throughput import CACHE, build_corpus  # noqa: E402  (fixed clock, models dir)
+
+QUERIES = ["sourdough bread", "the printer is broken", "team lunch on Friday", "sailing boat"]
+
+
+async def one_run(ws: Path, threads: str) -> dict[str, object]:
+    home = CACHE / f"app-home-{threads}"
+    if home.exists():
+        shutil.rmtree(home)
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text(
+        "[embedding]\nindex_threads = "
+        + (f'"{threads}"' if threads == "auto" else threads)
+        + "\n[tui]\nwatch = false\n",
+        encoding="utf-8",
+    )
+    engine = MemoryEngine(load_settings(home=home, workspace=ws))
+    engine.load_model()  # as the app's worker does first; not part of the pass
+    app = ClawmemApp(engine, watch=False)
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    searches: list[float] = []
+    async with app.run_test(size=(160, 45)) as pilot:
+        app.set_interval(0.01, tick)
+        start = time.perf_counter()
+        await pilot.pause(0.5)
+        k = 0
+        while app.indexing:
+            pane = app.query_one(SearchPane)
+            before = pane.response
+            asked = time.perf_counter()
+            pane.search_for(QUERIES[k % len(QUERIES)])  # the box filled, the search run
+            while pane.response is before:
+                await pilot.pause(0.005)
+            searches.append(time.perf_counter() - asked)
+            k += 1
+            await pilot.pause(2.0)
+        wall = time.perf_counter() - start
+    embedded, total = engine.index.vector_coverage()
+    engine.close()
+    gaps.sort()
+    return {
+        "index_threads": threads,
+        "pass_s": round(wall, 1),
+        "chunks_embedded": f"{embedded}/{total}",
+        "ticks": len(gaps),
+        "longest_stall_ms": round((gaps[-1] - 0.01) * 1000, 1) if gaps else None,
+        "p99_gap_ms": round(gaps[int(len(gaps) * 0.99)] * 1000, 1) if gaps else None,
+        "searches": len(searches),
+        "search_median_ms": round(statistics.median(searches) * 1000) if searches else None,
+        "search_max_ms": round(max(searches) * 1000) if searches else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=1)
+    parser.add_argument("--threads", default="1,auto")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "app_while_indexing.json")
+    args = parser.parse_args()
+    ws = build_corpus(args.conversations)
+    runs = []
+    for threads in args.threads.split(","):
+        run = asyncio.run(one_run(ws, threads))
+        print(json.dumps(run), flush=True)
+        runs.append(run)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"conversations": args.conversations, "runs": runs}, indent=2) + "\n", "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

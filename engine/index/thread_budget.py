@@ -1,0 +1,108 @@
+"""How many threads an indexing pass may give the model right now: the cores nothing else uses.
+
+llama.cpp's threads spin-wait for each other at every step of a decode, so a thread on a core
+that another process keeps busy stalls all of them: on the 2-core machine two threads index
+1.84x faster than one when nothing else runs and 1.65x *slower* when the other core is busy
+(bench/RESULTS.md §3, "Threads for indexing"). The rule: every core is the pass's except those
+other processes kept busy since the last batch. "Busy" is the machine's CPU time (Linux's
+/proc/stat) minus this process's own, in cores; a core counts as taken once other work used a
+quarter of it, since a quarter of a core taken from a spinning thread already costs more than
+the thread gains. The search path keeps its own thread count (``embedding.threads``).
+
+Measured per batch, so a pass that starts on a quiet machine drops to one thread when a build
+starts beside it, and takes the core back when the build ends. Where /proc/stat does not exist
+(macOS, Windows), the pass uses ``embedding.threads`` as before.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+PROC_STAT = Path("/proc/stat")
+TAKEN_AT = 0.25  # other work's share of a core from which that core is not the pass's
+MAX_THREADS = 8  # a 118M-parameter encoder gains nothing measurable beyond this
+FIRST_SAMPLE_S = 0.2  # the first decision looks this long at the machine before the pass starts
+
+Sampler = Callable[[], tuple[float, float, float] | None]  # (wall s, machine busy s, own CPU s)
+
+
+def _clock_ticks() -> int:
+    try:
+        return int(os.sysconf("SC_CLK_TCK"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - every Linux has it
+        return 100
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity; all of them where that is unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def machine_sample() -> tuple[float, float, float] | None:
+    """(monotonic seconds, CPU seconds the whole machine was busy, this process's CPU seconds),
+    or None where the kernel does not say (no /proc/stat)."""
+    try:
+        with PROC_STAT.open("rb") as stat:
+            first = stat.readline().split()
+    except OSError:
+        return None
+    if len(first) < 5 or first[0] != b"cpu":
+        return None
+    ticks = [int(v) for v in first[1:]]
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)  # idle + iowait
+    busy = sum(ticks[:8]) - idle  # user nice system idle iowait irq softirq steal (guest is in user)
+    return time.monotonic(), busy / _clock_ticks(), time.process_time()
+
+
+class ThreadBudget:
+    """Threads for the next batch of an indexing pass. ``setting``: a fixed count, or None for
+    the load rule above; ``fallback``: the count where the load cannot be read."""
+
+    def __init__(
+        self,
+        setting: int | None,
+        fallback: int,
+        *,
+        cores: int | None = None,
+        sampler: Sampler = machine_sample,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.setting = setting
+        self.fallback = max(1, fallback)
+        self.cores = max(1, min(cores or usable_cores(), MAX_THREADS))
+        self._sampler = sampler
+        self._sleep = sleep
+        self._last: tuple[float, float, float] | None = None
+        self.other_cores = 0.0  # what other processes used at the last decision, in cores
+        self.current = setting or 0
+
+    def threads(self) -> int:
+        """The count for the next batch (re-measured since the previous call)."""
+        if self.setting is not None:
+            self.current = self.setting
+            return self.current
+        now = self._sampler()
+        if now is None:
+            self.current = self.fallback
+            return self.current
+        if self._last is None:  # nothing to compare with yet: look at the machine briefly
+            self._sleep(FIRST_SAMPLE_S)
+            self._last, now = now, self._sampler()
+            if now is None:  # pragma: no cover - /proc/stat vanished between two reads
+                self.current = self.fallback
+                return self.current
+        wall = now[0] - self._last[0]
+        if wall > 0:
+            other = (now[1] - self._last[1]) - (now[2] - self._last[2])
+            self.other_cores = max(0.0, other / wall)
+        self._last = now
+        taken = math.ceil(max(0.0, self.other_cores - TAKEN_AT))
+        self.current = max(1, self.cores - taken)
+        return self.current
