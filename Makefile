@@ -10,9 +10,14 @@ PYTEST_ARGS ?=
 
 .PHONY: install demo test soak lint typecheck screenshots record-embeddings bench clean
 
-$(STAMP): pyproject.toml setup.py
+# llama.cpp is built for this CPU (-march=native) but without AMX: a CPU that lists AMX inside a
+# VM whose hypervisor does not enable its tile state dies with SIGILL in the first matrix multiply
+# (seen on an Intel Xeon guest, 2026-12-06). AVX-512 and the rest stay on where the CPU has them.
+LLAMA_CMAKE_ARGS ?= -DCMAKE_C_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" -DCMAKE_CXX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+
+$(STAMP): pyproject.toml setup.py Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)

@@ -76,6 +76,7 @@ def cmd_index(args: argparse.Namespace) -> int:
                 "removedFiles": report.removed_files,
                 "pendingEmbeddings": report.pending_embeddings,
                 "embeddedLines": report.embedded_lines,
+                "reusedLines": report.reused_lines,
             }
         )
         return 0
@@ -85,6 +86,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     print(
         f"{what} {report.files} files · {report.chunks} chunks · {report.embedded} embedded · "
         + (f"{report.embedded_lines} lines embedded · " if report.embedded_lines else "")
+        + (f"{report.reused_lines} unchanged lines reused · " if report.reused_lines else "")
         + f"{report.cache_hits} from cache · {report.duration_ms / 1000:.1f} s"
     )
     if report.pending_embeddings:

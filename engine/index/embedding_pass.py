@@ -4,7 +4,7 @@ Order: curated files first, then dated diaries newest first, then the rest, so t
 user is most likely to ask about becomes semantic first. Then the line vectors of every
 multi-line chunk (engine/index/line_evidence.py), in the same order, with its own progress.
 Identical chunk texts are embedded once (the cache is keyed by text hash). The texts a batch
-still needs go to the model together, packed several to a decode, on the threads the machine's
+still needs go to the model together, in calls of about one window, on the threads the machine's
 load leaves free (engine/index/model_calls.py). Every batch commits on its own, so an
 interrupted pass resumes where it stopped: the next pass simply finds fewer pending chunks.
 """
@@ -38,6 +38,7 @@ class EmbedStats:
     cancelled: bool
     duration_ms: int
     line_calls: int = 0  # distinct lines run through the model for line evidence
+    lines_reused: int = 0  # lines that took the vector of the same line in a replaced text
 
 
 def embed_pending(
@@ -102,7 +103,7 @@ def embed_pending(
     with immediate(conn):
         rows.cache_evict(conn, cache_cap)
     chunk_calls = calls.texts
-    line_calls = 0
+    line_calls = reused = 0
     if lines and not cancelled and not calls.cancelled:
         line_stats = embed_pending_lines(
             conn,
@@ -115,6 +116,7 @@ def embed_pending(
             time_left=left,
         )
         line_calls, cancelled = line_stats.embedded_lines, line_stats.cancelled
+        reused = line_stats.reused_lines
     return EmbedStats(
         pending=total,
         embedded=embedded,
@@ -123,4 +125,5 @@ def embed_pending(
         cancelled=cancelled,
         duration_ms=int((time.perf_counter() - started) * 1000),
         line_calls=line_calls,
+        lines_reused=reused,
     )

@@ -10,11 +10,13 @@ there, so each line is embedded on its own.
 
 The pass runs after the chunk vectors (search is hybrid before it starts), in the same order
 (curated files, then diaries newest first), and resumes where it stopped. The lines of a batch
-of chunks go to the model together (packed several to a decode, engine/index/model_calls.py),
-and a line that occurs twice in the batch, or was embedded earlier in the pass, is embedded once. Finding what is
-pending scans every chunk (0.1 s at 10k, 1.7 s at 100k), so a complete pass leaves a marker
-(provider key and index revision) and the next sync skips the scan unless chunks came, went or
-got vectors since.
+of chunks go to the model together, in calls of about one window (engine/index/model_calls.py).
+A line is embedded once however often it occurs: twice in the batch, earlier in the pass, or in
+the previous version of an edited chunk (its row stays until the pass's sweep and keeps a key
+per line, engine/store/line_vector_rows.py), so appending or editing one line of a diary embeds
+that line. Finding what is pending scans every chunk (0.1 s at 10k, 1.7 s at 100k), so a
+complete pass leaves a marker (provider key and index revision) and the next sync skips the scan
+unless chunks came, went or got vectors since.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class LineStats:
     pending: int  # chunk texts whose lines were not looked at when the pass started
     embedded_lines: int  # lines run through the model
     cancelled: bool
+    reused_lines: int = 0  # lines that took the vector of the same line in a replaced text
 
 
 def embed_pending_lines(
@@ -82,8 +85,12 @@ def embed_pending_lines(
     if not new_vectors and index_rows.get_meta(conn, DONE_KEY) == _marker(conn, ident):
         return LineStats(0, 0, False)
     todo = lines_rows.pending(conn, ident.model, ident.provider_key, limit)
-    seen: OrderedDict[str, Vector] = OrderedDict()  # line -> vector, the most recent SEEN_LINES
-    done = embedded = 0
+    # line key -> vector, the most recent SEEN_LINES; seeded with the lines of replaced texts
+    seen: OrderedDict[bytes, Vector] = OrderedDict()
+    replaced: dict[bytes, Vector] = (
+        lines_rows.replaced_lines(conn, ident.provider_key, ident.dims, SEEN_LINES) if todo else {}
+    )
+    done = embedded = reused = 0
     cancelled = False
     if time_left is None:
         time_left = TimeLeft(0, 0)
@@ -97,22 +104,33 @@ def embed_pending_lines(
             break
         items = todo[start : start + batch_size]
         wanted = {item.hash: [t for _, t in evidence_lines(item.text)] for item in items}
-        new = [line for lines in wanted.values() for line in lines if line not in seen]
+        keys = {line: lines_rows.line_key(line) for lines in wanted.values() for line in lines}
+        new: list[str] = []
+        for line, key in keys.items():
+            if key in seen:
+                continue
+            vector = replaced.get(key)
+            if vector is None:
+                new.append(line)
+            else:
+                seen[key] = vector
+                reused += 1
         before = calls.texts
         for line, vector in calls.embed(new).items():
-            seen[line] = vector
+            seen[keys[line]] = vector
         embedded += calls.texts - before
-        out: list[tuple[str, bytes]] = []
+        out: list[tuple[str, bytes, bytes]] = []
         for h, lines in wanted.items():
-            if all(line in seen for line in lines):  # not: cancelled before its lines were done
-                out.append((h, lines_rows.pack([seen[line] for line in lines]) if lines else b""))
+            if all(keys[line] in seen for line in lines):  # not: cancelled before its lines were done
+                vectors = [seen[keys[line]] for line in lines]
+                out.append((h, lines_rows.pack(vectors) if lines else b"", b"".join(keys[line] for line in lines)))
                 for line in lines:
-                    seen.move_to_end(line)
+                    seen.move_to_end(keys[line])
         while len(seen) > SEEN_LINES:
             seen.popitem(last=False)
         with immediate(conn):
-            for h, blob in out:
-                lines_rows.store(conn, h, ident.provider_key, blob)
+            for h, blob, line_keys in out:
+                lines_rows.store(conn, h, ident.provider_key, blob, line_keys)
         done += len(out)
         time_left.done("lines", sum(_chars(item.text) for item in items[: len(out)]))
         if progress:
@@ -124,7 +142,7 @@ def embed_pending_lines(
         lines_rows.sweep(conn, ident.provider_key)
         if not cancelled and limit is None:
             index_rows.set_meta(conn, DONE_KEY, _marker(conn, ident))
-    return LineStats(len(todo), embedded, cancelled)
+    return LineStats(len(todo), embedded, cancelled, reused)
 
 
 def _chars(text: str) -> int:

@@ -89,6 +89,7 @@ class SyncReport:
     pending_embeddings: int  # chunks still without a vector
     cancelled: bool
     embedded_lines: int = 0  # line vectors computed by the model in this run (line evidence)
+    reused_lines: int = 0  # line vectors taken from the same line in a replaced text (no model call)
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,7 @@ class IndexService:
             pending_embeddings=(total - embedded_total) if embedder is not None else 0,
             cancelled=stats.cancelled or bool(embed_stats and embed_stats.cancelled),
             embedded_lines=embed_stats.line_calls if embed_stats else 0,
+            reused_lines=embed_stats.lines_reused if embed_stats else 0,
         )
 
     def _rebuild(

@@ -8,10 +8,17 @@ reads them, and rows whose text no chunk holds any more, or of another provider 
 content lines gets an empty row, so the pass does not look at it again. Derived: ``reset``
 drops the table. Vectors are float16 (n_lines × dims): a cosine to 1e-3 is all line evidence
 needs, at half the size.
+
+Each row also keeps a 16-byte key per line (a hash of the line's text, :func:`line_key`), so the
+line pass can take the vectors of an edited chunk's unchanged lines from the row of its previous
+text, which stays until the pass's sweep (:func:`replaced_lines`): editing or appending one line
+embeds that line, not the chunk's every line. Rows written before the keys existed have none
+and are simply not reused.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,6 +36,17 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
     PRIMARY KEY (hash, provider_key)
 ) STRICT, WITHOUT ROWID
 """
+
+
+KEY_BYTES = 16  # a collision between two of a workspace's lines is not a real risk at 128 bits
+
+# Index schema 6 (engine/store/schema.py): the line keys beside the vectors.
+ADD_KEYS_SQL = f"ALTER TABLE {TABLE} ADD COLUMN line_keys BLOB NOT NULL DEFAULT x''"
+
+
+def line_key(line: str) -> bytes:
+    """The key of one line's text: equal texts, equal vectors (the provider key is the row's)."""
+    return hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=KEY_BYTES).digest()
 
 
 def pack(vectors: Sequence[np.ndarray]) -> bytes:
@@ -61,10 +79,32 @@ def pending(conn: apsw.Connection, model: str, provider_key: str, limit: int | N
     return [PendingText(h, t) for h, t in conn.execute(sql, (model, provider_key))]
 
 
-def store(conn: apsw.Connection, hash_: str, provider_key: str, blob: bytes) -> None:
+def store(conn: apsw.Connection, hash_: str, provider_key: str, blob: bytes, keys: bytes = b"") -> None:
+    """One chunk text's line vectors and, in the same order, its lines' keys (each :func:`line_key`)."""
     conn.execute(
-        f"INSERT OR REPLACE INTO {TABLE} (hash, provider_key, vectors) VALUES (?, ?, ?)", (hash_, provider_key, blob)
+        f"INSERT OR REPLACE INTO {TABLE} (hash, provider_key, vectors, line_keys) VALUES (?, ?, ?, ?)",
+        (hash_, provider_key, blob, keys),
     )
+
+
+def replaced_lines(conn: apsw.Connection, provider_key: str, dims: int, cap: int) -> dict[bytes, np.ndarray]:
+    """Line key -> vector, from the rows of texts no chunk holds any more: the previous versions
+    of edited (or deleted) chunks, which stay until :func:`sweep`. At most ``cap`` lines."""
+    out: dict[bytes, np.ndarray] = {}
+    rows = conn.execute(
+        f"SELECT line_keys, vectors FROM {TABLE} WHERE provider_key = ? AND length(line_keys) > 0 "
+        f"AND NOT EXISTS (SELECT 1 FROM memory_index_chunks c WHERE c.hash = {TABLE}.hash)",
+        (provider_key,),
+    )
+    for keys, blob in rows:
+        vectors = unpack(bytes(blob), dims)
+        if len(keys) != KEY_BYTES * len(vectors):  # not this model's row after all: never guess
+            continue
+        for i, vector in enumerate(vectors):
+            out[bytes(keys[i * KEY_BYTES : (i + 1) * KEY_BYTES])] = vector
+        if len(out) >= cap:
+            break
+    return out
 
 
 def for_hashes(conn: apsw.Connection, hashes: Sequence[str], provider_key: str) -> dict[str, bytes]:

@@ -264,10 +264,19 @@ def _index_v5(conn: apsw.Connection) -> None:
     conn.execute(line_vector_rows.CREATE_SQL)
 
 
+def _index_v6(conn: apsw.Connection) -> None:
+    """A key per line beside the line vectors, so an edited chunk's unchanged lines are reused."""
+    from clawmem.engine.store import line_vector_rows
+
+    columns = {str(r[1]) for r in conn.execute(f"PRAGMA table_info({line_vector_rows.TABLE})")}
+    if "line_keys" not in columns:
+        conn.execute(line_vector_rows.ADD_KEYS_SQL)
+
+
 # Component name -> ordered migrations (index i brings the component to version i + 1).
 # Feature modules append their own component here; never reorder or edit a shipped entry.
 COMPONENTS: dict[str, Sequence[Migration]] = {
-    "index": (_sql(INDEX_V1), _index_v2, _index_v3, _index_v4, _index_v5),
+    "index": (_sql(INDEX_V1), _index_v2, _index_v3, _index_v4, _index_v5, _index_v6),
     "core": (_sql(CORE_V1),),
 }
 

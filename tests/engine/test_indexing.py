@@ -302,8 +302,29 @@ def test_an_index_from_before_line_vectors_is_migrated(home: Path, workspace: Pa
 
     e2 = _reopened_as_of_version(home, workspace, line_vector_rows.TABLE, 4)
     conn = e2.store.conn()
-    assert next(iter(conn.execute("SELECT version FROM clawmem_schema WHERE component = 'index'")))[0] == 5
+    assert next(iter(conn.execute("SELECT version FROM clawmem_schema WHERE component = 'index'")))[0] == 6
     assert next(iter(conn.execute(f"SELECT COUNT(*) FROM {line_vector_rows.TABLE}")))[0] == 0  # there, and empty
+    e2.close()
+
+
+def test_line_vectors_from_before_line_keys_are_kept_and_gain_the_column(home: Path, workspace: Path) -> None:
+    """Index schema 5 → 6: the rows stay as they were (keys empty: simply never reused)."""
+    from clawmem.engine.store import line_vector_rows
+
+    e1 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    e1.sync()
+    conn = e1.store.conn()
+    with conn:
+        conn.execute(f"DROP TABLE {line_vector_rows.TABLE}")
+        conn.execute(line_vector_rows.CREATE_SQL)  # the table as schema 5 made it
+        conn.execute(f"INSERT INTO {line_vector_rows.TABLE} (hash, provider_key, vectors) VALUES ('h', 'k', x'00')")
+        conn.execute("UPDATE clawmem_schema SET version = 5 WHERE component = 'index'")
+    e1.close()
+    e2 = MemoryEngine(make_settings(home, workspace, embedding={"provider": "none"}))
+    conn = e2.store.conn()
+    assert next(iter(conn.execute("SELECT version FROM clawmem_schema WHERE component = 'index'")))[0] == 6
+    rows = list(conn.execute(f"SELECT hash, provider_key, vectors, line_keys FROM {line_vector_rows.TABLE}"))
+    assert rows == [("h", "k", b"\x00", b"")]
     e2.close()
 
 

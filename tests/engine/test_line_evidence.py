@@ -124,6 +124,48 @@ def test_edited_text_gets_new_line_vectors_and_the_old_ones_are_swept(diary_engi
     assert next(h for h in r.results if h.path == "memory/2026-05-08.md").breakdown.line == 6
 
 
+def test_editing_or_appending_one_line_embeds_that_line_only(diary_engine: MemoryEngine) -> None:
+    """The replaced text's row keeps a key per line until the sweep, so the new text's unchanged
+    lines take their vectors from it: one model call for the line that changed, and the same
+    vectors (bytes) for the lines that did not."""
+    conn = diary_engine.store.conn()
+    path = diary_engine.workspace / "memory" / "2026-05-08.md"
+    old_blob = next(
+        iter(
+            conn.execute(
+                "SELECT l.vectors FROM memory_index_line_vectors l JOIN memory_index_chunks c "
+                "ON c.hash = l.hash WHERE c.path = 'memory/2026-05-08.md'"
+            )
+        )
+    )[0]
+    edited = DIARY.replace("capsized twice", "capsized three times")
+    path.write_text(edited, encoding="utf-8")
+    report = diary_engine.sync()
+    assert report.embedded == 1  # the chunk itself is new text
+    assert (report.embedded_lines, report.reused_lines) == (1, 8)
+    ((text, new_blob),) = conn.execute(
+        "SELECT c.text, l.vectors FROM memory_index_line_vectors l JOIN memory_index_chunks c ON c.hash = l.hash "
+        "WHERE c.path = 'memory/2026-05-08.md'"
+    )
+    old = line_vector_rows.unpack(old_blob, 384)
+    new = line_vector_rows.unpack(new_blob, 384)
+    changed = [i for i, (_, line) in enumerate(evidence_lines(text)) if "three times" in line]
+    assert changed == [3]
+    for i in range(9):  # unchanged lines: the very same vectors; the edited one: its own
+        assert np.array_equal(old[i], new[i]) == (i != 3)
+    path.write_text(edited + "- [D3:10] Melanie: See you on Friday then.\n", encoding="utf-8")
+    report = diary_engine.sync()
+    assert (report.embedded_lines, report.reused_lines) == (1, 9)
+    r = diary_engine.search("capsized three times", record=False, min_score=0.0)
+    assert next(h for h in r.results if h.path == "memory/2026-05-08.md").breakdown.line == 6
+    assert not list(
+        conn.execute(  # the replaced texts' rows are swept all the same
+            "SELECT 1 FROM memory_index_line_vectors l WHERE NOT EXISTS "
+            "(SELECT 1 FROM memory_index_chunks c WHERE c.hash = l.hash)"
+        )
+    )
+
+
 def test_a_forced_rebuild_embeds_nothing_it_already_has(diary_engine: MemoryEngine) -> None:
     """The shadow rebuild makes every chunk again: their vectors come from the cache (by text
     hash) and their line vectors stay (keyed by the chunk text's hash), so nothing is embedded."""
