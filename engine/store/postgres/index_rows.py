@@ -1,0 +1,196 @@
+"""The derived index's rows on PostgreSQL: one file's sync, the rebuild's publish, and the two
+legs a search reads (full text and nearest vectors).
+
+Every change is one transaction, and writers of one index take turns on its state row. A
+publish replaces the whole index in one: other processes go on reading the previous index until
+the commit (PostgreSQL's snapshots), and a rebuild that is killed, or loses its connection, is
+rolled back by the server, so the old index keeps serving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from clawmem.engine.store.postgres.fulltext import all_terms_query, any_term_query, document_terms
+
+BATCH = 500  # rows per executemany: a progress step, and what a cancel waits for at most
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    path: str
+    source: str
+    hash: str
+    mtime: float
+    size: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: str
+    path: str
+    source: str
+    start_line: int
+    end_line: int
+    hash: str
+    model: str
+    text: str
+    updated_at: float
+
+
+def _vector_text(vector: np.ndarray) -> str:
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+def _insert_chunks(conn: Any, chunks: Sequence[ChunkRow], progress: Callable[[int], None] | None) -> None:
+    sql = (
+        "INSERT INTO memory_index_chunks (id, path, source, start_line, end_line, hash, model, text, terms, "
+        "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('simple', %s), %s)"
+    )
+    with conn.cursor() as cur:
+        for start in range(0, len(chunks), BATCH):
+            part = chunks[start : start + BATCH]
+            cur.executemany(
+                sql,
+                [
+                    (
+                        c.id,
+                        c.path,
+                        c.source,
+                        c.start_line,
+                        c.end_line,
+                        c.hash,
+                        c.model,
+                        c.text,
+                        document_terms(c.text),
+                        c.updated_at,
+                    )
+                    for c in part
+                ],
+            )
+            if progress:
+                progress(start + len(part))
+
+
+def _insert_vectors(conn: Any, vectors: Mapping[str, np.ndarray]) -> None:
+    items = list(vectors.items())
+    with conn.cursor() as cur:
+        for start in range(0, len(items), BATCH):
+            part = items[start : start + BATCH]
+            cur.executemany(
+                "INSERT INTO memory_index_chunks_vec (id, embedding) VALUES (%s, %s::vector) "
+                "ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding",
+                [(cid, _vector_text(v)) for cid, v in part],
+            )
+            cur.executemany("UPDATE memory_index_chunks SET embedded = TRUE WHERE id = %s", [(cid,) for cid, _ in part])
+
+
+def _take_state(conn: Any) -> None:
+    """Lock the index's state row for this transaction: writers of one index (on any machine)
+    take turns, and each one's counts see what the one before committed."""
+    conn.execute("SELECT revision FROM memory_index_state WHERE id = 1 FOR UPDATE")
+
+
+def _bump(conn: Any) -> None:
+    conn.execute(
+        "UPDATE memory_index_state SET revision = revision + 1, "
+        "chunks = (SELECT count(*) FROM memory_index_chunks), "
+        "sources = (SELECT count(*) FROM memory_index_sources) WHERE id = 1"
+    )
+
+
+def publish(
+    conn: Any,
+    sources: Sequence[SourceRow],
+    chunks: Sequence[ChunkRow],
+    vectors: Mapping[str, np.ndarray],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Replace every file, chunk and chunk vector in one transaction; the new revision.
+    ``progress`` is told the chunks written so far (the rebuild's bar)."""
+    try:
+        _take_state(conn)
+        conn.execute("DELETE FROM memory_index_chunks")  # provenance, metadata, vectors: ON DELETE CASCADE
+        conn.execute("DELETE FROM memory_index_sources")
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO memory_index_sources (path, source, hash, mtime, size) VALUES (%s, %s, %s, %s, %s)",
+                [(s.path, s.source, s.hash, s.mtime, s.size) for s in sources],
+            )
+        _insert_chunks(conn, chunks, progress)
+        _insert_vectors(conn, vectors)
+        _bump(conn)
+        (rev,) = conn.execute("SELECT revision FROM memory_index_state WHERE id = 1").fetchone()
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+    return int(rev)
+
+
+def replace_file(conn: Any, source: SourceRow, chunks: Sequence[ChunkRow], vectors: Mapping[str, np.ndarray]) -> None:
+    """One file's new text (its chunks and the vectors already known), in one transaction."""
+    try:
+        _take_state(conn)
+        conn.execute("DELETE FROM memory_index_chunks WHERE path = %s AND source = %s", (source.path, source.source))
+        conn.execute(
+            "INSERT INTO memory_index_sources (path, source, hash, mtime, size) VALUES (%s, %s, %s, %s, %s) "
+            "ON CONFLICT (path, source) DO UPDATE SET hash = excluded.hash, mtime = excluded.mtime, "
+            "size = excluded.size",
+            (source.path, source.source, source.hash, source.mtime, source.size),
+        )
+        _insert_chunks(conn, chunks, None)
+        _insert_vectors(conn, vectors)
+        _bump(conn)
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def set_vectors(conn: Any, vectors: Mapping[str, np.ndarray]) -> None:
+    """Vectors for chunks that have none yet (the embedding pass's commit per batch)."""
+    try:
+        _insert_vectors(conn, vectors)
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
+def revision(conn: Any) -> int:
+    (rev,) = conn.execute("SELECT revision FROM memory_index_state WHERE id = 1").fetchone()
+    conn.rollback()
+    return int(rev)
+
+
+def keyword_hits(conn: Any, terms: list[str], limit: int, *, match_all: bool = True) -> list[tuple[str, float]]:
+    """(chunk id, ts_rank_cd) of the chunks holding every term (``match_all``) or any term, best
+    first. PostgreSQL's rank, not BM25 (engine/store/postgres/fulltext.py)."""
+    query = all_terms_query(terms) if match_all else any_term_query(terms)
+    if query is None:
+        return []
+    rows = conn.execute(
+        "SELECT id, ts_rank_cd(terms, q) AS rank FROM memory_index_chunks, to_tsquery('simple', %s) q "
+        "WHERE terms @@ q ORDER BY rank DESC, id LIMIT %s",
+        (query, limit),
+    ).fetchall()
+    conn.rollback()
+    return [(str(cid), float(rank)) for cid, rank in rows]
+
+
+def vector_hits(conn: Any, vector: np.ndarray, limit: int, *, ef_search: int = 100) -> list[tuple[str, float]]:
+    """(chunk id, cosine) of the nearest chunk vectors through the HNSW index, best first.
+    ``ef_search`` is the HNSW candidate list (pgvector's default 40 misses neighbours at 100k)."""
+    conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(ef_search), int(limit))}")
+    rows = conn.execute(
+        "SELECT id, 1 - (embedding <=> %s::vector) AS cosine FROM memory_index_chunks_vec "
+        "ORDER BY embedding <=> %s::vector LIMIT %s",
+        (_vector_text(vector), _vector_text(vector), limit),
+    ).fetchall()
+    conn.rollback()
+    return [(str(cid), float(cos)) for cid, cos in rows]
