@@ -13,7 +13,9 @@ PYTEST_ARGS ?=
 # llama.cpp is built for this CPU (-march=native) but without AMX: a CPU that lists AMX inside a
 # VM whose hypervisor does not enable its tile state dies with SIGILL in the first matrix multiply
 # (seen on an Intel Xeon guest, 2026-12-06). AVX-512 and the rest stay on where the CPU has them.
-LLAMA_CMAKE_ARGS ?= -DCMAKE_C_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" -DCMAKE_CXX_FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+# The flags exist only for x86-64 compilers; other machines build as llama.cpp chooses.
+NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+LLAMA_CMAKE_ARGS ?= $(if $(filter x86_64 amd64,$(shell uname -m)),-DCMAKE_C_FLAGS="$(NO_AMX)" -DCMAKE_CXX_FLAGS="$(NO_AMX)")
 
 $(STAMP): pyproject.toml setup.py Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

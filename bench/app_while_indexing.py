@@ -7,11 +7,11 @@ Meanwhile a 10 ms timer on the app's thread records the gaps between its ticks (
 could not have answered a key), and every 2 s the bench types into the Search pane and waits for
 the results (a search waits for the model's lock for at most one decode of the pass).
 
-Reported per run, for each indexing thread setting given (``--threads 1,2,auto``): the pass's
+Reported per run, for each indexing thread setting given (``--index-threads 1,2,auto``): the pass's
 wall time, the longest stall, the 99th percentile of the gaps, and the median and slowest
 type-to-results time. Written to bench/results/app_while_indexing.json.
 
-Usage: python bench/app_while_indexing.py [--conversations 1] [--threads 1,auto]
+Usage: python bench/app_while_indexing.py [--conversations 1] [--index-threads 1,auto]
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ from clawmem.tui.app import ClawmemApp  # noqa: E402
 from clawmem.tui.panes.search import SearchPane  # noqa: E402
 
 from bench.index_throughput import CACHE, build_corpus  # noqa: E402  (fixed clock, models dir)
+
+# index_throughput fixes the pass's threads through the environment; here each run's config.toml does
+os.environ.pop("CLAWMEM_INDEX_THREADS", None)
 
 QUERIES = ["sourdough bread", "the printer is broken", "team lunch on Friday", "sailing boat"]
 
@@ -98,12 +101,12 @@ async def one_run(ws: Path, threads: str) -> dict[str, object]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=1)
-    parser.add_argument("--threads", default="1,auto")
+    parser.add_argument("--index-threads", default="1,auto")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "app_while_indexing.json")
     args = parser.parse_args()
     ws = build_corpus(args.conversations)
     runs = []
-    for threads in args.threads.split(","):
+    for threads in args.index_threads.split(","):
         run = asyncio.run(one_run(ws, threads))
         print(json.dumps(run), flush=True)
         runs.append(run)

@@ -60,6 +60,12 @@ PREFIX_SCHEMES: dict[str, tuple[str, str]] = {
 }
 
 N_CTX = 512
+# Tokens one decode may pack from several short windows (the line pass's lines); 0: one window per
+# decode. A decode has a fixed cost that is most of a short line's: the line pass's 440 lines of
+# LoCoMo conversation 1 take 0.71x the time packed to 256 tokens on one thread, 0.68x on two;
+# 128 tokens nearly as much, 512 less (the attention over the packed batch grows with its square);
+# vectors agree to a cosine of 0.99992 (bench/pack_decode.py, bench/RESULTS.md §3).
+PACK_TOKENS = 256
 _CACHE_KEY_VERSION = 1
 _POOLING_NAMES = {1: "mean", 2: "cls", 3: "last"}  # llama_pooling_type values we accept
 _E5_NAME = re.compile(r"(?:^|[^a-z0-9])e5(?:[^a-z0-9]|$)")
@@ -143,6 +149,7 @@ class _LoadedModel:
     head: tuple[int, ...]  # special tokens the model puts before the content
     tail: tuple[int, ...]  # ... and after it
     window: int  # content tokens per window
+    max_sequences: int = 1  # sequences one decode may hold (the context's n_seq_max)
     threads: int = 0  # what the context runs with now (see use_threads)
     lock: threading.Lock = field(default_factory=threading.Lock)
     batch: Any = None
@@ -165,32 +172,36 @@ class _LoadedModel:
             self.llama_cpp.llama_set_n_threads(self.llm.ctx, n_threads, n_threads)
             self.threads = n_threads
 
-    def pooled(self, tokens: Sequence[int]) -> np.ndarray:
-        """The model's pooled (unnormalised) vector for one token sequence. Caller holds ``lock``.
-
-        One sequence per decode: packing several short texts into one batch (llama.cpp's
-        ``n_seq_max``) measured no faster here, on one thread or two (bench/RESULTS.md §3)."""
+    def pooled_many(self, sequences: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """Pooled (unnormalised) vectors of several token sequences in one decode, each its own
+        sequence id (non-causal attention never crosses sequences). Their tokens together must
+        fit the context, and there may be at most ``max_sequences``. Caller holds ``lock``."""
         lib = self.llama_cpp
         ctx = self.llm.ctx
         batch = self.batch
-        n = len(tokens)
+        n = 0
+        for seq, tokens in enumerate(sequences):
+            for i, token in enumerate(tokens):
+                batch.token[n] = token
+                batch.pos[n] = i
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = seq
+                batch.logits[n] = True
+                n += 1
         batch.n_tokens = n
-        for i, token in enumerate(tokens):
-            batch.token[i] = token
-            batch.pos[i] = i
-            batch.n_seq_id[i] = 1
-            batch.seq_id[i][0] = 0
-            batch.logits[i] = True
         memory = lib.llama_get_memory(ctx)
         if memory:
             lib.llama_memory_clear(memory, True)
         status = lib.llama_decode(ctx, batch)
         if status != 0:
             raise ModelError(f"llama.cpp failed to embed a text ({self.path.name}, code {status})")
-        pointer = lib.llama_get_embeddings_seq(ctx, 0)
-        if not pointer:
-            raise ModelError(f"{self.path.name} returned no pooled embedding")
-        return np.ctypeslib.as_array(pointer, shape=(self.dims,)).astype(np.float64)
+        out: list[np.ndarray] = []
+        for seq in range(len(sequences)):
+            pointer = lib.llama_get_embeddings_seq(ctx, seq)
+            if not pointer:
+                raise ModelError(f"{self.path.name} returned no pooled embedding")
+            out.append(np.ctypeslib.as_array(pointer, shape=(self.dims,)).astype(np.float64))
+        return out
 
 
 _REGISTRY: dict[tuple[str, int], _LoadedModel] = {}
@@ -285,7 +296,7 @@ def _load(path: Path, identity: tuple[int, int], n_threads: int) -> _LoadedModel
         llm.close()
         raise ModelError(f"{path} has too small a context ({n_ctx} tokens)")
 
-    batch = llama_cpp.llama_batch_init(n_ctx, 0, 1)
+    batch = llama_cpp.llama_batch_init(n_ctx, 0, 1)  # one sequence id per token: enough to pack
     general_name = str(llm.metadata.get("general.name", "")) if llm.metadata else ""
     loaded = _LoadedModel(
         path=path,
@@ -298,6 +309,7 @@ def _load(path: Path, identity: tuple[int, int], n_threads: int) -> _LoadedModel
         head=head,
         tail=tail,
         window=window,
+        max_sequences=max(1, int(getattr(llm.context_params, "n_seq_max", 1))),
         threads=n_threads,
         batch=batch,
     )
@@ -459,28 +471,46 @@ class LlamaEmbeddingProvider:
         return n + len(loaded.head) + len(loaded.tail)
 
     def _embed(self, prefix: str, texts: Sequence[str], threads: int) -> list[Vector]:
-        """Window each text (the prefix in its first window only), decode each window, and
-        combine a text's windows weighted by their content tokens. The model's lock is held
-        per decode, not for the whole list, so a search waits for one decode of an indexing
-        pass at most."""
+        """Window each text (the prefix in its first window only), decode the windows, and
+        combine a text's windows weighted by their content tokens. Short windows go to the model
+        several to a decode, up to PACK_TOKENS tokens (a decode's fixed cost is most of a short
+        line's on two threads, bench/RESULTS.md §3); a full window goes alone. The model's lock
+        is held per decode, not for the whole list, so a search waits for one decode at most."""
         stripped = [text.strip() for text in texts]
         if not all(stripped):
             raise ValueError("cannot embed empty text")
         loaded = self._model()
-        out: list[Vector] = []
-        for text in stripped:
+        # (text index, content tokens) of every window, in order
+        windows: list[tuple[int, list[int]]] = []
+        for index, text in enumerate(stripped):
             with loaded.lock:
                 content = loaded.tokenize(prefix + text)
             if not content:
                 raise ValueError("text has no tokens to embed")
-            total = np.zeros(self.dims, dtype=np.float64)
-            weight = 0
-            for start in range(0, len(content), loaded.window):
-                part = content[start : start + loaded.window]
-                with loaded.lock:
-                    loaded.use_threads(threads)
-                    total += len(part) * loaded.pooled([*loaded.head, *part, *loaded.tail])
-                weight += len(part)
+            windows.extend((index, content[s : s + loaded.window]) for s in range(0, len(content), loaded.window))
+        specials = len(loaded.head) + len(loaded.tail)
+        totals = [np.zeros(self.dims, dtype=np.float64) for _ in stripped]
+        weights = [0] * len(stripped)
+        start = 0
+        while start < len(windows):
+            end, size = start + 1, len(windows[start][1]) + specials
+            while (
+                end < len(windows)
+                and end - start < loaded.max_sequences
+                and size + len(windows[end][1]) + specials <= max(PACK_TOKENS, size)
+            ):
+                size += len(windows[end][1]) + specials
+                end += 1
+            group = windows[start:end]
+            with loaded.lock:
+                loaded.use_threads(threads)
+                pooled = loaded.pooled_many([[*loaded.head, *part, *loaded.tail] for _, part in group])
+            for (index, part), vector in zip(group, pooled, strict=True):
+                totals[index] += len(part) * vector
+                weights[index] += len(part)
+            start = end
+        out: list[Vector] = []
+        for total, weight in zip(totals, weights, strict=True):
             mean = total / weight
             norm = float(np.linalg.norm(mean))
             if not np.isfinite(norm) or norm <= 0.0:

@@ -5,6 +5,8 @@ Nothing in the product calls these; they live here because all SQL lives in engi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import apsw
 from clawmem.engine.store.db import immediate
 
@@ -49,3 +51,17 @@ def copy_embedding_cache(conn: apsw.Connection, other_db: str) -> int:
         return added
     finally:
         conn.execute("DETACH DATABASE other")
+
+
+def chunk_rows(conn: apsw.Connection) -> Iterator[tuple[str, str, str, int, int, str, str, str, bytes | None]]:
+    """(id, path, source, start_line, end_line, hash, model, text, vector blob) of every chunk,
+    in index order: a corpus read back to load it into another store (bench/pg_scale.py)."""
+    yield from conn.execute(
+        "SELECT id, path, source, start_line, end_line, hash, model, text, embedding "
+        "FROM memory_index_chunks ORDER BY rowid"
+    )
+
+
+def source_rows(conn: apsw.Connection) -> list[tuple[str, str, str, float, int]]:
+    """(path, source, hash, mtime, size) of every indexed file."""
+    return list(conn.execute("SELECT path, source, hash, mtime, size FROM memory_index_sources ORDER BY id"))

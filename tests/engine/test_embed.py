@@ -24,6 +24,7 @@ from clawmem.engine.embed import (
     LlamaEmbeddingProvider,
     ensure_default_model,
     is_e5_model,
+    llama_provider,
     provider_key,
 )
 from clawmem.engine.embed.charsmap import build_precompiled_charsmap, read_precompiled_charsmap
@@ -371,16 +372,25 @@ def test_a_card_counts_only_for_the_same_file_and_llama_cpp(
 # ------------------------------------------------------------------ texts in a list, threads per call
 
 
-def test_a_list_of_texts_gets_the_vectors_each_gets_alone(provider: LlamaEmbeddingProvider) -> None:
+def test_a_list_of_texts_gets_the_vectors_each_gets_alone(
+    provider: LlamaEmbeddingProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Short texts of a list share decodes (llama_provider.PACK_TOKENS): each still gets its own
+    vector — the same as alone to float noise, never a neighbour's — and one decode per text
+    gives exactly the vector alone."""
     lines = [
         f"- [D{i}:1] Caroline: the {w} was booked for Friday." for i, w in enumerate("hotel train lake desk".split())
     ]
     long_text = " ".join(f"Note {i}: the budget was discussed and recorded." for i in range(90))  # two windows
     texts = [*lines, *TEXTS, "Gateway 重启后，会话没有恢复。", long_text]
+    alone = [provider.embed_passages([text])[0] for text in texts]
     together = provider.embed_passages(texts)
-    for text, vector in zip(texts, together, strict=True):
-        (alone,) = provider.embed_passages([text])
-        assert np.array_equal(vector, alone), text[:40]
+    for i, (text, vector) in enumerate(zip(texts, together, strict=True)):
+        assert _cos(vector, alone[i]) >= 0.9999, text[:40]
+        assert all(_cos(vector, alone[i]) > _cos(vector, alone[j]) for j in range(len(texts)) if j != i)
+    monkeypatch.setattr(llama_provider, "PACK_TOKENS", 0)
+    for text, vector in zip(texts, provider.embed_passages(texts), strict=True):
+        assert np.array_equal(vector, provider.embed_passages([text])[0]), text[:40]
 
 
 def test_a_thread_count_per_call_leaves_the_vectors_alone(provider: LlamaEmbeddingProvider) -> None:

@@ -1,0 +1,207 @@
+"""The index at scale on both backends: SQLite (the product's search) beside PostgreSQL with
+pgvector (its two legs), on the same chunks, with write throughput and memory (issue 39).
+
+Corpus: ``bench/search_latency.py``'s — N chunks grown from a few thousand real embeddings
+(texts varied, vectors = real vector + noise) — built into a real clawmem SQLite index, then read
+back row by row and published into PostgreSQL with the product's PostgreSQL store functions
+(engine/store/postgres/index_rows.py: one transaction, full text and HNSW maintained as rows go
+in). So both stores hold the very same texts and vectors.
+
+Measured per size:
+- SQLite: the product's ``engine.search`` p50/p95 (hybrid calibrated, keyword-only) with its
+  own split (keyword leg, vector leg), from ``search_latency.measure``;
+- PostgreSQL: the keyword leg (``ts_rank_cd`` over the ``simple`` tsvector, any of the query's
+  keywords, top 50) and the vector leg (HNSW cosine, top 50, ``ef_search`` 100) p50/p95 with the
+  same query vectors; HNSW recall@10 against the exact top 10 (numpy over every vector);
+- the publish: seconds and chunks/s; the database's size on disk, and the server's RSS.
+
+Not measured here: the whole product search on PostgreSQL (scoring, breakdown, MMR on top of
+these legs is not wired to the engine yet). The server is pgserver's PostgreSQL 16 + pgvector
+0.6.2 in bench/.cache (or ``CLAWMEM_BENCH_PG_URL``), with its default settings except
+``maintenance_work_mem``.
+
+Usage: python bench/pg_scale.py [--sizes 100000] [--passes 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as bench/search_latency.py, before numpy loads
+
+import numpy as np  # noqa: E402
+from clawmem.engine.config import load_settings  # noqa: E402
+from clawmem.engine.facade import MemoryEngine  # noqa: E402
+from clawmem.engine.search.tokens import extract_keywords  # noqa: E402
+from clawmem.engine.store import bench_rows  # noqa: E402
+from clawmem.engine.store import index_rows as rows  # noqa: E402
+from clawmem.engine.store.postgres import index_rows as pg  # noqa: E402
+from clawmem.engine.store.postgres.connect import connect  # noqa: E402
+from clawmem.engine.store.postgres.schema import ensure_schema, ensure_vec_table  # noqa: E402
+
+from bench import search_latency as sl  # noqa: E402
+
+CACHE = ROOT / "bench" / ".cache" / "pg_scale"
+
+
+def server_url() -> tuple[str, object | None]:
+    url = os.environ.get("CLAWMEM_BENCH_PG_URL")
+    if url:
+        return url, None
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(CACHE))
+    import pgserver
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    server = pgserver.get_server(CACHE / "pgdata", cleanup_mode="stop")
+    return server.get_uri(), server
+
+
+def server_rss_mb(conn: object) -> float:
+    """Resident memory of every process of the server (this machine's /proc)."""
+    (data_dir,) = conn.execute("SHOW data_directory").fetchone()  # type: ignore[attr-defined]
+    conn.rollback()  # type: ignore[attr-defined]
+    total = 0
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if "postgres" not in cmd:
+                continue
+            if data_dir not in cmd and "postgres:" not in cmd:
+                continue
+            for line in (proc / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return round(total / 1024, 1)
+
+
+def load_into_postgres(conn: object, home: Path, schema: str) -> dict[str, object]:
+    engine = MemoryEngine(load_settings(home=home, workspace=home.parent / "workspace"))
+    lite = engine.store.conn()
+    sources = [pg.SourceRow(*r) for r in bench_rows.source_rows(lite)]
+    chunks: list[pg.ChunkRow] = []
+    vectors: dict[str, np.ndarray] = {}
+    for cid, path, source, start, end, h, model, text, blob in bench_rows.chunk_rows(lite):
+        chunks.append(pg.ChunkRow(cid, path, source, start, end, h, model, text, 0.0))
+        if blob is not None:
+            vectors[cid] = rows.blob_to_vec(blob)
+    engine.close()
+    conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')  # type: ignore[attr-defined]
+    conn.commit()  # type: ignore[attr-defined]
+    ensure_schema(conn, schema)
+    ensure_vec_table(conn, next(iter(vectors.values())).shape[0])
+    conn.execute("SET maintenance_work_mem = '1GB'")  # type: ignore[attr-defined]
+    t0 = time.perf_counter()
+    pg.publish(conn, sources, chunks, vectors)
+    seconds = time.perf_counter() - t0
+    conn.execute("ANALYZE")  # type: ignore[attr-defined]
+    conn.commit()  # type: ignore[attr-defined]
+    (size,) = conn.execute(  # type: ignore[attr-defined]
+        "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relkind = 'r'",
+        (schema,),
+    ).fetchone()
+    conn.rollback()  # type: ignore[attr-defined]
+    ids = list(vectors)
+    matrix = np.stack([vectors[i] for i in ids]).astype(np.float32)
+    return {
+        "publish_s": round(seconds, 1),
+        "chunks_per_s": round(len(chunks) / seconds),
+        "db_mb": round(int(size) / 2**20, 1),
+        "ids": ids,
+        "matrix": matrix,
+    }
+
+
+def pct(values: list[float], p: float) -> float:
+    return round(sl.pct(values, p), 2)
+
+
+def postgres_legs(
+    conn: object, qs: list[str], qvecs: list[np.ndarray], loaded: dict[str, object], passes: int
+) -> dict[str, object]:
+    ids: list[str] = loaded["ids"]  # type: ignore[assignment]
+    matrix: np.ndarray = loaded["matrix"]  # type: ignore[assignment]
+    kw_ms: list[float] = []
+    vec_ms: list[float] = []
+    recall: list[float] = []
+    for q, v in zip(qs[:3], qvecs[:3], strict=True):  # warm the buffers
+        pg.keyword_hits(conn, extract_keywords(q), 50, match_all=False)
+        pg.vector_hits(conn, v, 50)
+    for _ in range(passes):
+        for q, v in zip(qs, qvecs, strict=True):
+            t0 = time.perf_counter()
+            pg.keyword_hits(conn, extract_keywords(q), 50, match_all=False)
+            kw_ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            hits = pg.vector_hits(conn, v, 50)
+            vec_ms.append((time.perf_counter() - t0) * 1000)
+            exact = {ids[i] for i in np.argsort(-(matrix @ v))[:10]}
+            recall.append(len(exact & {c for c, _ in hits[:10]}) / 10)
+    return {
+        "keyword_leg_p50_ms": pct(kw_ms, 50),
+        "keyword_leg_p95_ms": pct(kw_ms, 95),
+        "vector_leg_p50_ms": pct(vec_ms, 50),
+        "vector_leg_p95_ms": pct(vec_ms, 95),
+        "hnsw_recall_at_10": round(statistics.mean(recall), 3),
+        "server_rss_mb": server_rss_mb(conn),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--passes", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "pg_scale.json")
+    args = parser.parse_args()
+    texts, vectors, model, base = sl.base_embeddings()
+    provider = base.provider_choice().provider
+    assert provider is not None
+    qs = sl.queries(20)
+    qvecs = [provider.embed_query(q) for q in qs]
+    url, server = server_url()
+    conn = connect(url)
+    results: dict[str, object] = {"queries": len(qs), "cpus": os.cpu_count()}
+    try:
+        for size in (int(s) for s in args.sizes.split(",")):
+            home = sl.build_corpus(size, texts, vectors, model, base, seed=size)
+            sqlite_db = next(home.rglob("clawmem-agent.sqlite"))
+            lite = sl.measure(home, qs, args.passes, False)
+            loaded = load_into_postgres(conn, home, f"scale_{size}")
+            legs = postgres_legs(conn, qs, qvecs, loaded, args.passes)
+            results[str(size)] = {
+                "sqlite": {
+                    "db_mb": round(sqlite_db.stat().st_size / 2**20, 1),
+                    **{m: lite[m] for m in ("hybrid calibrated", "keyword-only")},
+                },
+                "postgres": {
+                    "publish_s": loaded["publish_s"],
+                    "chunks_per_s": loaded["chunks_per_s"],
+                    "db_mb": loaded["db_mb"],
+                    **legs,
+                },
+            }
+            print(json.dumps({str(size): results[str(size)]}, indent=2), flush=True)
+    finally:
+        conn.close()
+        base.close()
+        if server is not None:
+            server.cleanup()  # type: ignore[attr-defined]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
