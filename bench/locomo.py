@@ -12,7 +12,7 @@ in each mode. A result "covers" an evidence turn when its line range contains th
 The data is CC BY-NC 4.0 (non-commercial): it is read from ../shared/bench/locomo and only
 derived workspaces under bench/.cache are written; nothing is copied into the package.
 
-Usage: python bench/locomo.py [--conversations N] [--out bench/results/locomo.json]
+Usage: python bench/locomo.py [--conversations N] [--out bench/results/locomo.json] [--fresh]
        python bench/locomo.py --merged   # all conversations in one workspace, each other's distractors
 """
 
@@ -131,7 +131,9 @@ def score_question(results: list, wanted: list[tuple[str, int]]) -> tuple[float,
     return r5, r10, mrr
 
 
-def run(conversations: int, out: Path, modes: dict[str, dict[str, str]], search: dict[str, object]) -> dict:
+def run(
+    conversations: int, out: Path, modes: dict[str, dict[str, str]], search: dict[str, object], fresh: bool = False
+) -> dict:
     data = json.loads(DATA.read_text(encoding="utf-8"))[:conversations]
     totals: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     by_cat: dict[str, dict[int, list[tuple[float, float, float]]]] = defaultdict(lambda: defaultdict(list))
@@ -140,6 +142,8 @@ def run(conversations: int, out: Path, modes: dict[str, dict[str, str]], search:
     for conv_raw in data:
         conv = build_workspace(conv_raw, CACHE)
         home = CACHE / conv.sample_id / "home"
+        if fresh and home.exists():
+            shutil.rmtree(home)  # its index and embedding cache: vectors made by another build
         os.environ["CLAWMEM_NOW"] = conv.now
         engines = {
             label: MemoryEngine(
@@ -274,6 +278,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument(
+        "--fresh", action="store_true", help="embed everything again (the homes' caches hold the last run's vectors)"
+    )
     parser.add_argument("--merged", action="store_true", help="all conversations in one workspace (distractors)")
     parser.add_argument("--calibrated-only", action="store_true", help="only the default scoring (a sweep)")
     parser.add_argument("--max-decay", type=float, default=None, help="search.max_decay (default: the product's)")
@@ -288,7 +295,9 @@ def main() -> int:
             print(f"{name:<30} recall@5 {m['recall@5']:.3f}  recall@10 {m['recall@10']:.3f}  MRR {m['mrr']:.3f}")
         return 0
     modes = {k: v for k, v in MODES.items() if not args.calibrated_only or k.startswith("hybrid (calibrated")}
-    result = run(args.conversations, args.out or ROOT / "bench" / "results" / "locomo.json", modes, search)
+    result = run(
+        args.conversations, args.out or ROOT / "bench" / "results" / "locomo.json", modes, search, fresh=args.fresh
+    )
     print(f"\n{'mode':<52} {'recall@5':>9} {'recall@10':>10} {'MRR':>7} {'p50 ms':>8}")
     for name, m in result["modes"].items():
         print(

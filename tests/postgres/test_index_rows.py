@@ -68,6 +68,19 @@ def test_vector_leg_returns_nearest_by_cosine(pg_conn: Any) -> None:
     hits = pg.vector_hits(pg_conn, _unit(1.0, 0.0, 0.0), 3)
     assert [cid for cid, _ in hits] == ["a-0", "a-1", "a-2"]
     assert abs(hits[0][1] - 1.0) < 1e-5 and hits[0][1] >= hits[1][1] >= hits[2][1]
+    # A second publish builds the next vector table and its HNSW index, then swaps it in.
+    sources, chunks, vectors = _index(30, "b")
+    pg.publish(pg_conn, sources, chunks, vectors)
+    assert [cid for cid, _ in pg.vector_hits(pg_conn, _unit(1.0, 0.0, 0.0), 1)] == ["b-0"]
+    indexes = {
+        r[0]
+        for r in pg_conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'memory_index_chunks_vec'"
+        ).fetchall()
+    }
+    assert indexes == {"memory_index_chunks_vec_hnsw", "memory_index_chunks_vec_pkey"}
+    assert pg_conn.execute("SELECT count(*) FROM memory_index_chunks WHERE embedded").fetchone() == (30,)
+    pg_conn.rollback()
 
 
 def test_replace_file_swaps_one_files_chunks(pg_conn: Any) -> None:

@@ -111,9 +111,14 @@ def publish(
     progress: Callable[[int], None] | None = None,
 ) -> int:
     """Replace every file, chunk and chunk vector in one transaction; the new revision.
-    ``progress`` is told the chunks written so far (the rebuild's bar)."""
+    ``progress`` is told the chunks written so far (the rebuild's bar).
+
+    The vectors go into a table of their own whose HNSW index is built once over all of them
+    (far faster than growing it row by row), which then takes the old table's place; searches
+    wait for that swap only, at the very end, not for the rebuild."""
     try:
         _take_state(conn)
+        dims = _vector_dims(conn)
         conn.execute("DELETE FROM memory_index_chunks")  # provenance, metadata, vectors: ON DELETE CASCADE
         conn.execute("DELETE FROM memory_index_sources")
         with conn.cursor() as cur:
@@ -122,7 +127,8 @@ def publish(
                 [(s.path, s.source, s.hash, s.mtime, s.size) for s in sources],
             )
         _insert_chunks(conn, chunks, progress)
-        _insert_vectors(conn, vectors)
+        if dims is not None:
+            _swap_in_vectors(conn, dims, vectors)
         _bump(conn)
         (rev,) = conn.execute("SELECT revision FROM memory_index_state WHERE id = 1").fetchone()
     except BaseException:
@@ -130,6 +136,39 @@ def publish(
         raise
     conn.commit()
     return int(rev)
+
+
+def _vector_dims(conn: Any) -> int | None:
+    """Dimensions of the chunk vectors' table (engine/store/postgres/schema.py), None without one."""
+    row = conn.execute(
+        "SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
+        "AND c.relname = 'memory_index_chunks_vec' AND a.attname = 'embedding'"
+    ).fetchone()
+    return int(row[0]) if row is not None else None
+
+
+def _swap_in_vectors(conn: Any, dims: int, vectors: Mapping[str, np.ndarray]) -> None:
+    conn.execute("DROP TABLE IF EXISTS memory_index_chunks_vec_next")
+    conn.execute(
+        "CREATE TABLE memory_index_chunks_vec_next ("
+        "id TEXT PRIMARY KEY REFERENCES memory_index_chunks (id) ON DELETE CASCADE, "
+        f"embedding vector({dims}) NOT NULL)"
+    )
+    with conn.cursor() as cur, cur.copy("COPY memory_index_chunks_vec_next (id, embedding) FROM STDIN") as copy:
+        for cid, vector in vectors.items():
+            copy.write_row((cid, _vector_text(vector)))
+    conn.execute(
+        "CREATE INDEX memory_index_chunks_vec_next_hnsw ON memory_index_chunks_vec_next "
+        "USING hnsw (embedding vector_cosine_ops)"
+    )
+    conn.execute(
+        "UPDATE memory_index_chunks SET embedded = TRUE WHERE id IN (SELECT id FROM memory_index_chunks_vec_next)"
+    )
+    conn.execute("DROP TABLE memory_index_chunks_vec")
+    conn.execute("ALTER TABLE memory_index_chunks_vec_next RENAME TO memory_index_chunks_vec")
+    conn.execute("ALTER INDEX memory_index_chunks_vec_next_hnsw RENAME TO memory_index_chunks_vec_hnsw")
+    conn.execute("ALTER INDEX memory_index_chunks_vec_next_pkey RENAME TO memory_index_chunks_vec_pkey")
 
 
 def replace_file(conn: Any, source: SourceRow, chunks: Sequence[ChunkRow], vectors: Mapping[str, np.ndarray]) -> None:
