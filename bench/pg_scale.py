@@ -11,7 +11,7 @@ Measured per size:
 - SQLite: the product's ``engine.search`` p50/p95 (hybrid calibrated, keyword-only) with its
   own split (keyword leg, vector leg), from ``search_latency.measure``;
 - PostgreSQL: the keyword leg (``ts_rank_cd`` over the ``simple`` tsvector, any of the query's
-  keywords, top 50) and the vector leg (HNSW cosine, top 50, ``ef_search`` 100) p50/p95 with the
+  keywords, top 50) and the vector leg (HNSW cosine, top 50, the store's ``ef_search``) p50/p95 with the
   same query vectors; HNSW recall@10 against the exact top 10 (numpy over every vector);
 - the publish: seconds and chunks/s; the database's size on disk, and the server's RSS.
 
