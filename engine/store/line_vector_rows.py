@@ -97,8 +97,10 @@ def replaced_lines(conn: apsw.Connection, provider_key: str, dims: int, cap: int
         (provider_key,),
     )
     for keys, blob in rows:
+        if len(blob) % (2 * dims):  # not this model's row after all: never guess
+            continue
         vectors = unpack(bytes(blob), dims)
-        if len(keys) != KEY_BYTES * len(vectors):  # not this model's row after all: never guess
+        if len(keys) != KEY_BYTES * len(vectors):
             continue
         for i, vector in enumerate(vectors):
             out[bytes(keys[i * KEY_BYTES : (i + 1) * KEY_BYTES])] = vector

@@ -88,6 +88,8 @@ def replaced_lines(conn: Any, provider_key: str, dims: int, cap: int) -> dict[by
     ).fetchall()
     conn.rollback()
     for keys, blob in rows:
+        if len(blob) % (2 * dims):  # not this model's row after all: never guess
+            continue
         keys, vectors = bytes(keys), unpack(bytes(blob), dims)
         if len(keys) != KEY_BYTES * len(vectors):
             continue
