@@ -177,3 +177,22 @@ def test_two_indexers_at_once_lose_nothing(pg_url: str, pg_schema: str, pg_conn:
     ).fetchone()
     assert chunks == sources == 80
     assert (state_chunks, state_sources) == (80, 80)
+
+
+def test_any_term_candidates_come_from_the_rare_terms(pg_conn: Any, monkeypatch: Any) -> None:
+    """A common word alone brings no candidates (it would rank most of the index); the chunks
+    holding a rare word are ranked by the whole query, so holding the common word too ranks first."""
+    monkeypatch.setattr(pg, "COMMON_ROWS", 2)
+    texts = {
+        "a": "the meeting about the budget",
+        "b": "the meeting was long",
+        "c": "meeting notes on sailing and the budget",
+        "d": "sailing on the lake",
+    }
+    chunks = [pg.ChunkRow(k, f"{k}.md", "memory", 1, 1, k, "m", t, 0.0) for k, t in texts.items()]
+    pg.publish(pg_conn, [pg.SourceRow(f"{k}.md", "memory", k, 0.0, 1) for k in texts], chunks, {})
+    hits = [cid for cid, _ in pg.keyword_hits(pg_conn, ["meeting", "sailing"], 10, match_all=False)]
+    assert hits == ["c", "d"]  # "meeting" (3 chunks) is common here; c holds both words
+    # no rare term at all: the chunks holding every term
+    both = {cid for cid, _ in pg.keyword_hits(pg_conn, ["meeting", "the"], 10, match_all=False)}
+    assert both == {"a", "b", "c"}
