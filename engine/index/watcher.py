@@ -7,6 +7,7 @@ watcher's timer thread: the TUI forwards it with ``post_message``; the engine on
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,18 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 ChangeCallback = Callable[[set[str]], None]
+
+
+class _StoppedEmitterNoise(logging.Filter):
+    """watchdog logs an ERROR when its inotify thread is asked for events just as it is stopped
+    (a race inside watchdog 7.1 at every shutdown that loses nothing). An MCP server's stderr
+    showed it after its one-line error; the filter drops that record and no other."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "called when the thread is inactive" not in record.getMessage()
+
+
+logging.getLogger("watchdog.observers.inotify").addFilter(_StoppedEmitterNoise())
 
 
 def is_watched(rel: str) -> bool:

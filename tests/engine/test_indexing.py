@@ -419,3 +419,15 @@ def test_an_index_run_with_nothing_to_embed_does_not_load_the_model(
         assert again.provider_loaded
     finally:
         again.close()
+
+
+def test_watchdogs_shutdown_race_is_not_printed_but_its_other_errors_are(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    import clawmem.engine.index.watcher  # noqa: F401  (installs the filter)
+
+    log = logging.getLogger("watchdog.observers.inotify")
+    with caplog.at_level(logging.ERROR, logger="watchdog.observers.inotify"):
+        log.error("InotifyEmitter.queue_events() called when the thread is inactive")
+        log.error("inotify watch limit reached")
+    assert [r.getMessage() for r in caplog.records] == ["inotify watch limit reached"]
