@@ -32,6 +32,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -64,10 +65,10 @@ def server_url() -> tuple[str, object | None]:
     return server.get_uri(), server
 
 
-def server_rss_mb(conn: object) -> float:
+def server_rss_mb(conn: Any) -> float:
     """Resident memory of every process of the server (this machine's /proc)."""
-    (data_dir,) = conn.execute("SHOW data_directory").fetchone()  # type: ignore[attr-defined]
-    conn.rollback()  # type: ignore[attr-defined]
+    (data_dir,) = conn.execute("SHOW data_directory").fetchone()
+    conn.rollback()
     total = 0
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -86,7 +87,7 @@ def server_rss_mb(conn: object) -> float:
     return round(total / 1024, 1)
 
 
-def load_into_postgres(conn: object, home: Path, schema: str) -> dict[str, object]:
+def load_into_postgres(conn: Any, home: Path, schema: str) -> dict[str, object]:
     engine = MemoryEngine(load_settings(home=home, workspace=home.parent / "workspace"))
     lite = engine.store.conn()
     sources = [pg.SourceRow(*r) for r in bench_rows.source_rows(lite)]
@@ -97,22 +98,22 @@ def load_into_postgres(conn: object, home: Path, schema: str) -> dict[str, objec
         if blob is not None:
             vectors[cid] = rows.blob_to_vec(blob)
     engine.close()
-    conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')  # type: ignore[attr-defined]
-    conn.commit()  # type: ignore[attr-defined]
+    conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    conn.commit()
     ensure_schema(conn, schema)
     ensure_vec_table(conn, next(iter(vectors.values())).shape[0])
-    conn.execute("SET maintenance_work_mem = '1GB'")  # type: ignore[attr-defined]
+    conn.execute("SET maintenance_work_mem = '1GB'")
     t0 = time.perf_counter()
     pg.publish(conn, sources, chunks, vectors)
     seconds = time.perf_counter() - t0
-    conn.execute("ANALYZE")  # type: ignore[attr-defined]
-    conn.commit()  # type: ignore[attr-defined]
-    (size,) = conn.execute(  # type: ignore[attr-defined]
+    conn.execute("ANALYZE")
+    conn.commit()
+    (size,) = conn.execute(
         "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
         "WHERE n.nspname = %s AND c.relkind = 'r'",
         (schema,),
     ).fetchone()
-    conn.rollback()  # type: ignore[attr-defined]
+    conn.rollback()
     ids = list(vectors)
     matrix = np.stack([vectors[i] for i in ids]).astype(np.float32)
     return {
@@ -129,7 +130,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 def postgres_legs(
-    conn: object, qs: list[str], qvecs: list[np.ndarray], loaded: dict[str, object], passes: int
+    conn: Any, qs: list[str], qvecs: list[np.ndarray], loaded: dict[str, object], passes: int
 ) -> dict[str, object]:
     ids: list[str] = loaded["ids"]  # type: ignore[assignment]
     matrix: np.ndarray = loaded["matrix"]  # type: ignore[assignment]
@@ -197,7 +198,7 @@ def main() -> int:
         conn.close()
         base.close()
         if server is not None:
-            server.cleanup()  # type: ignore[attr-defined]
+            server.cleanup()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 0

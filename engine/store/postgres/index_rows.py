@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from clawmem.engine.store.postgres.fulltext import all_terms_query, any_term_query, document_terms, term_query
+from clawmem.engine.store.postgres.schema import vector_dims
 
 BATCH = 500  # rows per executemany: a progress step, and what a cancel waits for at most
 
@@ -118,7 +119,7 @@ def publish(
     wait for that swap only, at the very end, not for the rebuild."""
     try:
         _take_state(conn)
-        dims = _vector_dims(conn)
+        dims = vector_dims(conn)
         conn.execute("DELETE FROM memory_index_chunks")  # provenance, metadata, vectors: ON DELETE CASCADE
         conn.execute("DELETE FROM memory_index_sources")
         with conn.cursor() as cur:
@@ -136,16 +137,6 @@ def publish(
         raise
     conn.commit()
     return int(rev)
-
-
-def _vector_dims(conn: Any) -> int | None:
-    """Dimensions of the chunk vectors' table (engine/store/postgres/schema.py), None without one."""
-    row = conn.execute(
-        "SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
-        "AND c.relname = 'memory_index_chunks_vec' AND a.attname = 'embedding'"
-    ).fetchone()
-    return int(row[0]) if row is not None else None
 
 
 def _swap_in_vectors(conn: Any, dims: int, vectors: Mapping[str, np.ndarray]) -> None:
@@ -220,25 +211,17 @@ def keyword_hits(conn: Any, terms: list[str], limit: int, *, match_all: bool = T
     whole query, as the SQLite leg ranks through its rarest term. With no rare term, the chunks
     holding every term are the candidates."""
     query = all_terms_query(terms) if match_all else any_term_query(terms)
-    if query is None:
-        return []
+    candidates = query
     if not match_all:
         rare = [t for t in terms if (q := term_query(t)) is not None and _holders(conn, q) <= COMMON_ROWS]
         candidates = any_term_query(rare) if rare else all_terms_query(terms)
-        if candidates is None:
-            conn.rollback()
-            return []
-        rows = conn.execute(
-            "SELECT id, ts_rank_cd(terms, q) AS rank FROM memory_index_chunks, to_tsquery('simple', %s) q, "
-            "to_tsquery('simple', %s) c WHERE terms @@ c ORDER BY rank DESC, id LIMIT %s",
-            (query, candidates, limit),
-        ).fetchall()
+    if query is None or candidates is None:
         conn.rollback()
-        return [(str(cid), float(rank)) for cid, rank in rows]
+        return []
     rows = conn.execute(
-        "SELECT id, ts_rank_cd(terms, q) AS rank FROM memory_index_chunks, to_tsquery('simple', %s) q "
-        "WHERE terms @@ q ORDER BY rank DESC, id LIMIT %s",
-        (query, limit),
+        "SELECT id, ts_rank_cd(terms, q) AS rank FROM memory_index_chunks, to_tsquery('simple', %s) q, "
+        "to_tsquery('simple', %s) c WHERE terms @@ c ORDER BY rank DESC, id LIMIT %s",
+        (query, candidates, limit),
     ).fetchall()
     conn.rollback()
     return [(str(cid), float(rank)) for cid, rank in rows]

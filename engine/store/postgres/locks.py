@@ -31,7 +31,8 @@ def lock_key(schema: str, rel_path: str) -> int:
 @contextlib.contextmanager
 def file_lock(conn: Any, schema: str, rel_path: str, *, timeout: float = 30.0) -> Iterator[None]:
     """Hold the file's advisory lock for the ``with`` body (one transaction on ``conn``)."""
-    psycopg = __import__("psycopg")
+    import psycopg  # only a PostgreSQL store gets here (clawmem[postgres])
+
     try:
         conn.execute(f"SET LOCAL lock_timeout = '{max(1, int(timeout * 1000))}ms'")
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(schema, rel_path),))

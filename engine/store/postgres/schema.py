@@ -210,17 +210,23 @@ def use_schema(conn: Any, schema: str, *, local: bool = False) -> None:
         conn.commit()
 
 
+def vector_dims(conn: Any) -> int | None:
+    """Dimensions of the chunk vectors' table in the current schema; None when there is none."""
+    row = conn.execute(
+        "SELECT a.atttypmod FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
+        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
+        "AND c.relname = 'memory_index_chunks_vec' AND a.attname = 'embedding'"
+    ).fetchone()
+    return int(row[0]) if row is not None else None
+
+
 def ensure_vec_table(conn: Any, dims: int) -> None:
     """The chunk vectors' table for ``dims`` dimensions with its HNSW cosine index (committed).
     A table of other dimensions (another model) is dropped: its vectors cannot be compared."""
     if not 0 < dims <= 2000:  # pgvector's HNSW limit for vector columns
         raise ClawmemError(f"pgvector's HNSW index takes at most 2,000 dimensions; the model has {dims}")
-    row = conn.execute(
-        "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid "
-        "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() "
-        "AND c.relname = 'memory_index_chunks_vec' AND a.attname = 'embedding'"
-    ).fetchone()
-    if row is not None and row[0] != f"vector({dims})":
+    current = vector_dims(conn)
+    if current is not None and current != dims:
         conn.execute("DROP TABLE memory_index_chunks_vec")
         conn.execute("UPDATE memory_index_chunks SET embedded = FALSE")
     conn.execute(
