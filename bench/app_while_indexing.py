@@ -8,21 +8,26 @@ could not have answered a key), and every 2 s the bench types into the Search pa
 the results (a search waits for the model's lock for at most one decode of the pass).
 
 Reported per run, for each indexing thread setting given (``--index-threads 1,2,auto``): the pass's
-wall time, the longest stall, the 99th percentile of the gaps, and the median and slowest
-type-to-results time. Written to bench/results/app_while_indexing.json.
+wall time, the longest stall, the 99th percentile of the gaps, the longest pause of Python's cyclic
+garbage collector on the app's thread, and the median and slowest type-to-results time.
+``--gc-freeze on,off`` runs each setting also with the app's start-up freeze of its long-lived
+objects turned off (``gc.freeze`` made a no-op for that run), alternating, to show what it buys.
+Written to bench/results/app_while_indexing.json.
 
-Usage: python bench/app_while_indexing.py [--conversations 1] [--index-threads 1,auto]
+Usage: python bench/app_while_indexing.py [--conversations 1] [--index-threads 1,auto] [--gc-freeze on,off]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import shutil
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -43,7 +48,7 @@ os.environ.pop("CLAWMEM_INDEX_THREADS", None)
 QUERIES = ["sourdough bread", "the printer is broken", "team lunch on Friday", "sailing boat"]
 
 
-async def one_run(ws: Path, threads: str) -> dict[str, object]:
+async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, object]:
     home = CACHE / f"app-home-{threads}"
     if home.exists():
         shutil.rmtree(home)
@@ -65,8 +70,25 @@ async def one_run(ws: Path, threads: str) -> dict[str, object]:
         gaps.append(now - last[0])
         last[0] = now
 
+    collections: list[float] = []  # seconds of each cyclic collection on the app's thread, timed
+    began = [0.0]
+    timing = [False]  # from the timer's start: start-up's collections are not the pass's
+
+    def collected(phase: str, _info: dict[str, int]) -> None:
+        if timing[0] and threading.current_thread() is threading.main_thread():
+            if phase == "start":
+                began[0] = time.perf_counter()
+            else:
+                collections.append(time.perf_counter() - began[0])
+
     searches: list[float] = []
+    real_freeze = gc.freeze
+    if not freeze:
+        gc.freeze = lambda: None  # this run: the app's start-up freeze does nothing
+    gc.callbacks.append(collected)
     async with app.run_test(size=(160, 45)) as pilot:
+        last[0] = time.perf_counter()  # gaps count from the timer's start, not from the app's launch
+        timing[0] = True
         app.set_interval(0.01, tick)
         start = time.perf_counter()
         await pilot.pause(0.5)
@@ -82,16 +104,20 @@ async def one_run(ws: Path, threads: str) -> dict[str, object]:
             k += 1
             await pilot.pause(2.0)
         wall = time.perf_counter() - start
+    gc.callbacks.remove(collected)
+    gc.freeze = real_freeze
     embedded, total = engine.index.vector_coverage()
     engine.close()
     gaps.sort()
     return {
         "index_threads": threads,
+        "gc_freeze": freeze,
         "pass_s": round(wall, 1),
         "chunks_embedded": f"{embedded}/{total}",
         "ticks": len(gaps),
         "longest_stall_ms": round((gaps[-1] - 0.01) * 1000, 1) if gaps else None,
         "p99_gap_ms": round(gaps[int(len(gaps) * 0.99)] * 1000, 1) if gaps else None,
+        "longest_gc_ms": round(max(collections) * 1000, 1) if collections else None,
         "searches": len(searches),
         "search_median_ms": round(statistics.median(searches) * 1000) if searches else None,
         "search_max_ms": round(max(searches) * 1000) if searches else None,
@@ -102,14 +128,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=1)
     parser.add_argument("--index-threads", default="1,auto")
+    parser.add_argument("--gc-freeze", default="on", help="on, off or on,off (alternating)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "app_while_indexing.json")
     args = parser.parse_args()
     ws = build_corpus(args.conversations)
     runs = []
+    freezes = [part.strip() == "on" for part in args.gc_freeze.split(",")]
     for threads in args.index_threads.split(","):
-        run = asyncio.run(one_run(ws, threads))
-        print(json.dumps(run), flush=True)
-        runs.append(run)
+        for freeze in freezes:
+            run = asyncio.run(one_run(ws, threads, freeze))
+            print(json.dumps(run), flush=True)
+            runs.append(run)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"conversations": args.conversations, "runs": runs}, indent=2) + "\n", "utf-8")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 from collections.abc import Callable
 
 import apsw
@@ -176,6 +177,21 @@ async def test_number_keys_switch_panes(make_app: Callable[..., ClawmemApp]) -> 
             await pilot.press(key)
             await settle(pilot)
             assert app.query_one("#panes").active == pane  # type: ignore[attr-defined]
+
+
+async def test_start_up_objects_are_frozen_for_the_apps_life_and_released_after(
+    make_app: Callable[..., ClawmemApp],
+) -> None:
+    # The collector's full passes over start-up's objects stalled the app while it indexed
+    # (bench/app_while_indexing.py); frozen, they are skipped, and thawed at exit they can be freed.
+    gc.unfreeze()
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        frozen = gc.get_freeze_count()
+        assert frozen > 10_000  # the modules, the engine and every pane's widgets
+        assert any(o is app.query_one(MemoryPane) for o in gc.get_objects()) is False  # not scanned any more
+    assert gc.get_freeze_count() == 0
 
 
 # ---------------------------------------------------------------------------- background embedding
