@@ -3,9 +3,9 @@ pgvector (its two legs), on the same chunks, with write throughput and memory (i
 
 Corpus: ``bench/search_latency.py``'s — N chunks grown from a few thousand real embeddings
 (texts varied, vectors = real vector + noise) — built into a real clawmem SQLite index, then read
-back row by row and published into PostgreSQL with the product's PostgreSQL store functions
-(engine/store/postgres/index_rows.py: one transaction, full text and HNSW maintained as rows go
-in). So both stores hold the very same texts and vectors.
+published into PostgreSQL as the product publishes it (engine/store/postgres/mirror.py: one
+transaction, full text, vectors by COPY and one HNSW build, line vectors). So both stores hold the
+very same texts and vectors.
 
 Measured per size:
 - SQLite: the product's ``engine.search`` p50/p95 (hybrid calibrated, keyword-only) with its
@@ -13,10 +13,11 @@ Measured per size:
 - PostgreSQL: the keyword leg (``ts_rank_cd`` over the ``simple`` tsvector, any of the query's
   keywords, top 50) and the vector leg (HNSW cosine, top 50, the store's ``ef_search``) p50/p95 with the
   same query vectors; HNSW recall@10 against the exact top 10 (numpy over every vector);
+- the product's whole search on PostgreSQL (``store.url``, from an engine without the files),
+  p50/p95 per mode, as for SQLite;
 - the publish: seconds and chunks/s; the database's size on disk, and the server's RSS.
 
-Not measured here: the whole product search on PostgreSQL (scoring, breakdown, MMR on top of
-these legs is not wired to the engine yet). The server is pgserver's PostgreSQL 16 + pgvector
+The server is pgserver's PostgreSQL 16 + pgvector
 0.6.2 in bench/.cache (or ``CLAWMEM_BENCH_PG_URL``), with its default settings except
 ``maintenance_work_mem``.
 
@@ -45,8 +46,9 @@ from clawmem.engine.search.tokens import extract_keywords  # noqa: E402
 from clawmem.engine.store import bench_rows  # noqa: E402
 from clawmem.engine.store import index_rows as rows  # noqa: E402
 from clawmem.engine.store.postgres import index_rows as pg  # noqa: E402
+from clawmem.engine.store.postgres import mirror  # noqa: E402
 from clawmem.engine.store.postgres.connect import connect  # noqa: E402
-from clawmem.engine.store.postgres.schema import ensure_schema, ensure_vec_table  # noqa: E402
+from clawmem.engine.store.postgres.schema import ensure_schema  # noqa: E402
 
 from bench import search_latency as sl  # noqa: E402
 
@@ -88,24 +90,29 @@ def server_rss_mb(conn: Any) -> float:
 
 
 def load_into_postgres(conn: Any, home: Path, schema: str) -> dict[str, object]:
+    """Publish ``home``'s SQLite index into ``schema`` the way the product does (engine/store/postgres/
+    mirror.py: the first publish, one transaction, vectors by COPY and one HNSW build, line vectors)."""
     engine = MemoryEngine(load_settings(home=home, workspace=home.parent / "workspace"))
     lite = engine.store.conn()
-    sources = [pg.SourceRow(*r) for r in bench_rows.source_rows(lite)]
-    chunks: list[pg.ChunkRow] = []
-    vectors: dict[str, np.ndarray] = {}
-    for cid, path, source, start, end, h, model, text, blob in bench_rows.chunk_rows(lite):
-        chunks.append(pg.ChunkRow(cid, path, source, start, end, h, model, text, 0.0))
+    ident = engine.embedder_identity()
+    assert ident is not None
+    ids: list[str] = []
+    blobs: list[np.ndarray] = []
+    for cid, *_rest, blob in bench_rows.chunk_rows(lite):
         if blob is not None:
-            vectors[cid] = rows.blob_to_vec(blob)
-    engine.close()
+            ids.append(cid)
+            blobs.append(rows.blob_to_vec(blob))
     conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     conn.commit()
     ensure_schema(conn, schema)
-    ensure_vec_table(conn, next(iter(vectors.values())).shape[0])
     conn.execute("SET maintenance_work_mem = '1GB'")
+    conn.commit()
     t0 = time.perf_counter()
-    pg.publish(conn, sources, chunks, vectors)
+    stats = mirror.publish_changes(
+        lite, conn, provider_key=ident.provider_key, dims=ident.dims, identity=rows.get_meta(lite, "identity")
+    )
     seconds = time.perf_counter() - t0
+    engine.close()
     conn.execute("ANALYZE")
     conn.commit()
     (size,) = conn.execute(
@@ -113,15 +120,15 @@ def load_into_postgres(conn: Any, home: Path, schema: str) -> dict[str, object]:
         "WHERE n.nspname = %s AND c.relkind = 'r'",
         (schema,),
     ).fetchone()
+    (chunks,) = conn.execute("SELECT count(*) FROM memory_index_chunks").fetchone()
     conn.rollback()
-    ids = list(vectors)
-    matrix = np.stack([vectors[i] for i in ids]).astype(np.float32)
     return {
         "publish_s": round(seconds, 1),
-        "chunks_per_s": round(len(chunks) / seconds),
+        "chunks_per_s": round(int(chunks) / seconds),
+        "line_vector_texts": stats.lines,
         "db_mb": round(int(size) / 2**20, 1),
         "ids": ids,
-        "matrix": matrix,
+        "matrix": np.stack(blobs).astype(np.float32),
     }
 
 
@@ -179,8 +186,18 @@ def main() -> int:
             home = sl.build_corpus(size, texts, vectors, model, base, seed=size)
             sqlite_db = next(home.rglob("clawmem-agent.sqlite"))
             lite = sl.measure(home, qs, args.passes, False)
-            loaded = load_into_postgres(conn, home, f"scale_{size}")
+            schema = f"scale_{size}"
+            loaded = load_into_postgres(conn, home, schema)
             legs = postgres_legs(conn, qs, qvecs, loaded, args.passes)
+            # The product's search on the shared index, from an engine without the files.
+            on_pg = sl.measure(
+                CACHE / f"laptop-{size}",
+                qs,
+                args.passes,
+                False,
+                workspace=CACHE / "no-files",
+                overrides={"store": {"url": url, "schema": schema}},
+            )
             results[str(size)] = {
                 "sqlite": {
                     "db_mb": round(sqlite_db.stat().st_size / 2**20, 1),
@@ -190,7 +207,9 @@ def main() -> int:
                     "publish_s": loaded["publish_s"],
                     "chunks_per_s": loaded["chunks_per_s"],
                     "db_mb": loaded["db_mb"],
+                    "line_vector_texts": loaded["line_vector_texts"],
                     **legs,
+                    **{m: on_pg[m] for m in ("hybrid calibrated", "keyword-only")},
                 },
             }
             print(json.dumps({str(size): results[str(size)]}, indent=2), flush=True)

@@ -269,9 +269,19 @@ def pct(values: list[float], p: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, math.ceil(p / 100 * len(ordered)) - 1))]
 
 
-def measure(home: Path, qs: list[str], passes: int, profile: bool) -> dict[str, object]:
-    ws = home.parent / "workspace"
-    engine = MemoryEngine(load_settings(home=home, workspace=ws))
+def measure(
+    home: Path,
+    qs: list[str],
+    passes: int,
+    profile: bool,
+    *,
+    workspace: Path | None = None,
+    overrides: dict[str, dict[str, object]] | None = None,
+) -> dict[str, object]:
+    """The product's search p50/p95 per mode over ``home``'s index (``overrides``, e.g. a
+    store.url, and ``workspace``: another engine on another store, bench/pg_scale.py)."""
+    ws = workspace or home.parent / "workspace"
+    engine = MemoryEngine(load_settings(home=home, workspace=ws, overrides=overrides))
     engine.provider_choice()
     for q in qs[:3]:  # warm caches (background sample, sqlite pages, the model)
         for opts in MODES.values():

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from clawmem.cli import openclaw_cmds, output
+from clawmem.engine.index.service import PublishStats
 from clawmem.engine.json_form import json_form
 from clawmem.engine.status import StatusReport, build_status
 from clawmem.engine.status_lines import status_lines
@@ -77,6 +78,7 @@ def cmd_index(args: argparse.Namespace) -> int:
                 "pendingEmbeddings": report.pending_embeddings,
                 "embeddedLines": report.embedded_lines,
                 "reusedLines": report.reused_lines,
+                "shared": _shared_json(report.shared),
             }
         )
         return 0
@@ -89,9 +91,28 @@ def cmd_index(args: argparse.Namespace) -> int:
         + (f"{report.reused_lines} unchanged lines reused · " if report.reused_lines else "")
         + f"{report.cache_hits} from cache · {report.duration_ms / 1000:.1f} s"
     )
+    if report.shared is not None:
+        p = report.shared
+        what = "copied whole" if p.full else f"{p.replaced_files} files replaced, {p.removed_files} removed"
+        print(f"shared index: {what} · {p.vectors} vectors · {p.seeded} vectors taken from it · revision {p.revision}")
     if report.pending_embeddings:
         print(f"{report.pending_embeddings} chunks still without a vector (run `clawmem index` again)")
     return 0
+
+
+def _shared_json(p: PublishStats | None) -> dict[str, object] | None:
+    """What this run published to the shared index (store.url), or None without one."""
+    if p is None:
+        return None
+    return {
+        "replacedFiles": p.replaced_files,
+        "removedFiles": p.removed_files,
+        "vectors": p.vectors,
+        "lines": p.lines,
+        "full": p.full,
+        "seeded": p.seeded,
+        "revision": p.revision,
+    }
 
 
 def status_json(report: StatusReport) -> dict[str, object]:
@@ -107,7 +128,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if openclaw is not None:
         return openclaw_cmds.cmd_status(args, openclaw)
     engine = flags.engine_from(args)
-    engine.require_workspace()
+    engine.require_memory_to_read()
     report = build_status(engine.index, deep=args.deep)
     if args.json:
         output.print_json([{"agentId": report.agent_id, "status": status_json(report)}])

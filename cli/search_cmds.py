@@ -103,6 +103,7 @@ def response_json(
         "fallback": r.fallback,
         "vectorCoverage": r.vector_coverage,
         "calibration": r.calibration,
+        "keywordRanking": r.keyword_ranking,
         "keywordProbes": list(r.keyword_probes),
         "keywordProbesSkipped": list(r.keyword_probes_skipped),
         "keywordProbeLimit": r.keyword_probe_limit,
@@ -152,7 +153,7 @@ def print_hit(hit: SearchHit, explain: bool, response: SearchResponse, min_score
 
 def cmd_search(args: argparse.Namespace) -> int:
     engine = flags.engine_from(args)
-    engine.require_workspace()
+    engine.require_memory_to_read()
     sources, source_warnings = choose_sources(engine.settings.index.sources, args.source)
     response = engine.search(
         " ".join(args.query),

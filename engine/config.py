@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -135,6 +136,17 @@ class TuiSettings:
 
 
 @dataclass(frozen=True)
+class StoreSettings:
+    # Where the derived index (chunks, full text, vectors, line vectors, the embedding cache) is
+    # shared: None keeps it in this machine's SQLite only; "postgresql://user@host/db" also
+    # publishes it there after every sync and searches it there, so several machines and
+    # processes share one memory (engine/store/postgres/). Sessions, intents, Dreaming state and
+    # the recall signals stay in each machine's SQLite in this step.
+    url: str | None = None
+    schema: str = "clawmem"  # the PostgreSQL schema that is this index (one per workspace)
+
+
+@dataclass(frozen=True)
 class Settings:
     home: Path
     workspace: Path
@@ -148,6 +160,7 @@ class Settings:
     intents: IntentSettings = field(default_factory=IntentSettings)
     sessions: SessionSettings = field(default_factory=SessionSettings)
     tui: TuiSettings = field(default_factory=TuiSettings)
+    store: StoreSettings = field(default_factory=StoreSettings)
     now: str | None = None  # fixed clock (ISO 8601), from CLAWMEM_NOW
     models_path: Path | None = None  # shared model cache (CLAWMEM_MODELS_DIR); default <home>/models
 
@@ -232,6 +245,7 @@ SECTIONS: dict[str, type] = {
     "intents": IntentSettings,
     "sessions": SessionSettings,
     "tui": TuiSettings,
+    "store": StoreSettings,
 }
 
 _CHOICES: dict[tuple[str, str], tuple[str, ...]] = {
@@ -385,6 +399,9 @@ def _load_settings(
         merged.setdefault("embedding", {})["index_threads"] = (
             env_index_threads if env_index_threads == "auto" else int(env_index_threads)
         )
+    for env, key in (("CLAWMEM_STORE_URL", "url"), ("CLAWMEM_STORE_SCHEMA", "schema")):
+        if os.environ.get(env):
+            merged.setdefault("store", {})[key] = os.environ[env]
     env_model = os.environ.get("CLAWMEM_MODEL")
     if env_model:
         merged.setdefault("embedding", {})["model"] = env_model
@@ -459,6 +476,16 @@ def _validate(s: Settings) -> None:
         raise ConfigError("config embedding.threads must be at least 1")
     if s.embedding.index_threads is not None and s.embedding.index_threads < 1:
         raise ConfigError('config embedding.index_threads must be "auto" or at least 1')
+    if s.store.url is not None and not s.store.url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(
+            "config store.url must be a PostgreSQL URL (postgresql://user@host/db), "
+            f"not {s.store.url.split(':', 1)[0]!r}"
+        )
+    if not _SCHEMA_NAME.match(s.store.schema):
+        raise ConfigError(
+            "config store.schema must be a lower-case name of letters, digits and _ (at most 63), "
+            f"not {s.store.schema!r}"
+        )
     if s.dreaming.preimages_keep < 1:
         raise ConfigError("config dreaming.preimages_keep must be at least 1")
     if s.dreaming.timezone is not None:
@@ -468,6 +495,9 @@ def _validate(s: Settings) -> None:
             raise ConfigError(
                 f"config dreaming.timezone: unknown time zone {s.dreaming.timezone!r} (use an IANA name)"
             ) from exc
+
+
+_SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")  # as engine/store/postgres/schema.py quotes it
 
 
 def default_threads() -> int:

@@ -86,6 +86,7 @@ class MemoryEngine:
         self.disk_matches = files.disk_matches
         self.save_conflict_copy = files.save_conflict_copy
         self.require_workspace = runtime.require_workspace
+        self.require_memory_to_read = runtime.require_memory_to_read
         # Curation: a changed fact marked superseded by its newer version (and undone); agents'
         # proposals are engine.curation.propose / proposals / accept / reject.
         self.supersede = curation.supersede

@@ -10,6 +10,7 @@ imports it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -18,6 +19,8 @@ from clawmem.engine.config import Clock, Settings
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.index.lock import ReindexLock
 from clawmem.engine.store.db import Store
+from clawmem.engine.store.postgres.shared import SharedIndex
+from clawmem.engine.workspace import writes
 
 if TYPE_CHECKING:
     from clawmem.engine.index.service import SyncReport
@@ -29,15 +32,22 @@ LockName = Literal["reindex", "embed", "dreaming"]
 
 @dataclass
 class Runtime:
-    """One open agent: its settings, clock and store; the workspace and lock paths derive from them."""
+    """One open agent: its settings, clock and store; the workspace and lock paths derive from them.
+    ``shared``: the PostgreSQL index ``store.url`` names, which the index publishes to and search
+    reads (engine/store/postgres/), or None."""
 
     settings: Settings
     clock: Clock = field(init=False)
     store: Store = field(init=False)
+    shared: SharedIndex | None = field(init=False)
+    _unshare: Callable[[], None] | None = field(init=False, default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.clock = self.settings.clock()
         self.store = Store(self.settings.db_path)
+        url = self.settings.store.url
+        self.shared = SharedIndex(url, self.settings.store.schema) if url else None
+        self._unshare = writes.share_writes(self.workspace, self.shared.file_lock) if self.shared else None
 
     @property
     def workspace(self) -> Path:
@@ -55,7 +65,17 @@ class Runtime:
                 "'workspace' in config.toml, or run `clawmem --demo`)"
             )
 
+    def require_memory_to_read(self) -> None:
+        """The workspace, or a shared index to read (store.url): a machine without the files
+        still searches the memory others publish."""
+        if self.shared is None:
+            self.require_workspace()
+
     def close(self) -> None:
+        if self._unshare is not None:
+            self._unshare()
+        if self.shared is not None:
+            self.shared.close()
         self.store.close()
 
 

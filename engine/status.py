@@ -84,6 +84,7 @@ class StatusReport:
     deep: DeepProbe | None
     warnings: tuple[str, ...] = ()  # what search / index would warn about (fallback, vector store, …)
     supersede_proposals: int = 0  # supersessions agents proposed, waiting for the person
+    shared_index: str | None = None  # the PostgreSQL index store.url names, in one line (None: not set)
 
 
 def _size(path: Path) -> int:
@@ -173,6 +174,7 @@ def build_status(index: IndexService, *, deep: bool = False) -> StatusReport:
         issues=tuple(issues),
         deep=deep_probe,
         supersede_proposals=q.pending_supersede_proposals(conn),
+        shared_index=runtime.shared.summary() if runtime.shared is not None else None,
         warnings=_warnings(model.fallback, runtime.store.vec_error, choice, mismatch, skipped),
     )
 

@@ -49,6 +49,17 @@ def status_lines(r: StatusReport) -> list[tuple[str, str]]:
             else ("yes (embedding pending)" if r.dirty else "no"),
         ),
         ("Store", home_relative(r.db_path) + (f" (read-only: {r.db_read_only})" if r.db_read_only else "")),
+        *(
+            [
+                ("Shared index", r.shared_index),
+                (
+                    "On this machine",
+                    "sessions, intents, Dreaming state and recall signals (store.url shares the index)",
+                ),
+            ]
+            if r.shared_index is not None
+            else []
+        ),
         ("Workspace", home_relative(r.workspace)),
         ("Dreaming", r.dreaming),
         ("Storage", f"DB {byte_size(r.db_bytes)} · WAL {byte_size(r.wal_bytes)}"),

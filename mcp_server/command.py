@@ -58,7 +58,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     elif args.token is not None:
         raise ClawmemError("--token only applies to --http")
     engine = flags.engine_from(args)
-    engine.require_workspace()
+    engine.require_memory_to_read()
     from clawmem.mcp_server.door import MemoryDoor
     from clawmem.mcp_server.server import build_server, run_http, run_stdio
 

@@ -48,7 +48,14 @@ class MemoryDoor:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        self.engine.require_workspace()
+        if self.engine.settings.store.url and not self.engine.workspace.is_dir():
+            # A machine without the files (a laptop beside the server): it searches the shared
+            # index store.url names and syncs nothing; an append says the workspace is missing.
+            self._sync = self._embed = self._watch = False
+            self._run = IndexRun(queue=[], embed=False)
+            self.ready.set()
+        else:
+            self.engine.require_workspace()
         if self._load:
             threading.Thread(target=self._load_model, name="clawmem-mcp-model", daemon=True).start()
         self._thread = threading.Thread(target=self._loop, name="clawmem-mcp-index", daemon=True)

@@ -306,6 +306,7 @@ def search_out(
                     explained_hit(h, i, r, threshold=threshold, rescue=False) for i, h in enumerate(r.near_misses, 1)
                 ],
                 "calibration": r.calibration,
+                "keywordRanking": r.keyword_ranking,
                 "dates": list(r.dates),
                 "agesFromDates": r.ages_from_dates,
                 "keywordProbes": list(r.keyword_probes),

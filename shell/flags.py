@@ -1,5 +1,5 @@
 """The options every front end takes (``--home``, ``--workspace``, ``--agent``, ``--model``,
-``--openclaw``), the settings they resolve to, and the engine opened on them."""
+``--store-url``, ``--openclaw``), the settings they resolve to, and the engine opened on them."""
 
 from __future__ import annotations
 
@@ -27,6 +27,12 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agent", metavar="ID", help="agent id (default main)")
     parser.add_argument("--model", metavar="PATH", help="a GGUF embedding model to use instead of the default")
     parser.add_argument(
+        "--store-url",
+        metavar="URL",
+        help="share the index through PostgreSQL (postgresql://user@host/db; default $CLAWMEM_STORE_URL "
+        "or store.url): published there after every sync, searched there",
+    )
+    parser.add_argument(
         "--openclaw",
         nargs="?",
         const="",
@@ -39,7 +45,13 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
 def global_parent() -> argparse.ArgumentParser:
     """The global options again, so they also work after the subcommand (``clawmem index --home X``)."""
     parent = argparse.ArgumentParser(add_help=False)
-    for flag, meta in (("--home", "DIR"), ("--workspace", "DIR"), ("--agent", "ID"), ("--model", "PATH")):
+    for flag, meta in (
+        ("--home", "DIR"),
+        ("--workspace", "DIR"),
+        ("--agent", "ID"),
+        ("--model", "PATH"),
+        ("--store-url", "URL"),
+    ):
         parent.add_argument(flag, metavar=meta, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     parent.add_argument(
         "--openclaw", nargs="?", const="", metavar="HOME", default=argparse.SUPPRESS, help=argparse.SUPPRESS
@@ -65,6 +77,9 @@ def settings_from(args: argparse.Namespace, **overrides: Any) -> Settings:
     openclaw = openclaw_home(args)
     if workspace is None and openclaw is not None:
         workspace = openclaw.workspace  # clawmem's own state stays in its home
+    store_url = getattr(args, "store_url", None)
+    if store_url:
+        overrides = {**overrides, "store": {**overrides.get("store", {}), "url": store_url}}
     return load_settings(
         home=home,
         workspace=workspace,

@@ -8,6 +8,7 @@ at the same time; the embedding pass runs outside that lock under its own (``emb
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +19,7 @@ import apsw
 from clawmem.engine.config import default_threads
 from clawmem.engine.embed.provider import EmbeddingProvider, provider_key
 from clawmem.engine.embed.select import ProviderChoice, select_provider
+from clawmem.engine.errors import IndexBusy
 from clawmem.engine.index.chunking import CHUNKING_VERSION
 from clawmem.engine.index.embedding_pass import EmbedProgress, EmbedStats, embed_pending
 from clawmem.engine.index.identity import (
@@ -36,6 +38,8 @@ from clawmem.engine.sessions import index as session_index
 from clawmem.engine.sessions import trust
 from clawmem.engine.store import index_rows as rows
 from clawmem.engine.store.db import immediate
+from clawmem.engine.store.postgres import mirror
+from clawmem.engine.store.postgres.mirror import PublishStats
 from clawmem.engine.store.schema import (
     drop_derived,
     ensure_chunks_fts,
@@ -90,6 +94,7 @@ class SyncReport:
     cancelled: bool
     embedded_lines: int = 0  # line vectors computed by the model in this run (line evidence)
     reused_lines: int = 0  # line vectors taken from the same line in a replaced text (no model call)
+    shared: PublishStats | None = None  # the publishes to the shared index (store.url)
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,7 @@ class IndexService:
         self.clock = runtime.clock
         self._choice_lock = threading.Lock()
         self._choice: ProviderChoice | None = None
+        self._last_publish: PublishStats | None = None
         conn = self.store.conn()
         if fts_tokenizer_in_use(conn) is None:
             ensure_chunks_fts(conn, self.settings.index.fts_tokenizer)
@@ -209,6 +215,8 @@ class IndexService:
         """
         self.runtime.require_workspace()
         self.runtime.store.require_writable()  # before any file is touched
+        if self.runtime.shared is not None:
+            self.runtime.shared.check()  # … and the shared index, when store.url names one
         started = time.perf_counter()
         choice = self.provider_choice()
         warnings: list[str] = []
@@ -234,11 +242,15 @@ class IndexService:
                     )
                     embedder = None
                 stats = self._sync_changed(conn, text, embedder, only, warnings)
+            shared = None if stats.cancelled else self._publish(conn, embedder, full=rebuilt)
         # Embedding runs after the text phase released the reindex lock: it can take minutes,
         # and a watcher sync or another search must not wait for it.
         embed_stats: EmbedStats | None = None
         if embed and embedder is not None and not keep_semantic and not stats.cancelled:
+            self._last_publish = None
             embed_stats = self.embed_pending(progress=embed_progress, line_progress=line_progress, cancel=cancel)
+            later = self._last_publish
+            shared = shared.then(later) if shared is not None and later is not None else later or shared
         total, embedded_total = rows.count_chunks(conn)
         for rel, reason in stats.skipped:
             warnings.append(f"skipped {rel}: {reason}")
@@ -246,7 +258,9 @@ class IndexService:
             files=stats.files,
             chunks=total,
             embedded=embed_stats.model_calls if embed_stats else 0,
-            cache_hits=stats.cache_hits + (embed_stats.cache_hits if embed_stats else 0),
+            cache_hits=stats.cache_hits
+            + (embed_stats.cache_hits if embed_stats else 0)
+            + (shared.seeded if shared is not None else 0),
             skipped=tuple(stats.skipped),
             warnings=tuple(warnings),
             duration_ms=int((time.perf_counter() - started) * 1000),
@@ -257,7 +271,33 @@ class IndexService:
             cancelled=stats.cancelled or bool(embed_stats and embed_stats.cancelled),
             embedded_lines=embed_stats.line_calls if embed_stats else 0,
             reused_lines=embed_stats.lines_reused if embed_stats else 0,
+            shared=shared,
         )
+
+    def _publish(
+        self, conn: apsw.Connection, embedder: EmbedderIdentity | None, *, full: bool = False
+    ) -> PublishStats | None:
+        """Bring the shared index (store.url) to this one, under the reindex lock the caller holds
+        (engine/store/postgres/mirror.py); None without a shared index."""
+        shared = self.runtime.shared
+        if shared is None:
+            return None
+        with shared.connection() as pg:
+            seeded = 0
+            if embedder is not None:  # first what the shared index already has: it is published back, not lost
+                lines = embedder.provider_key if self.settings.embedding.line_vectors else None
+                seeded, _ = mirror.seed_vectors(conn, pg, embedder.model, lines, vec=self.store.vec_available)
+            stats = mirror.publish_changes(
+                conn,
+                pg,
+                provider_key=embedder.provider_key if embedder else None,
+                dims=embedder.dims if embedder else None,
+                identity=rows.get_meta(conn, "identity"),
+                full=full,
+            )
+        stats = dataclasses.replace(stats, seeded=seeded)
+        self._last_publish = stats
+        return stats
 
     def _rebuild(
         self,
@@ -370,7 +410,13 @@ class IndexService:
                 ensure_vec_table(conn, ident.dims)
         embedding = self.settings.embedding
         budget = ThreadBudget(embedding.index_threads, embedding.threads or default_threads())
-        return embed_pending(
+        seeded = 0
+        if self.runtime.shared is not None:  # what another machine already embedded is not embedded again
+            with self.runtime.shared.connection() as pg:
+                seeded, _lines = mirror.seed_vectors(
+                    conn, pg, ident.model, ident.provider_key if embedding.line_vectors else None, vec=vec
+                )
+        stats = embed_pending(
             conn,
             ModelCalls(choice.provider, budget, cancel),
             ident,
@@ -383,6 +429,13 @@ class IndexService:
             line_progress=line_progress,
             lines=embedding.line_vectors,
         )
+        if self.runtime.shared is not None and (stats.embedded or stats.line_calls or stats.lines_reused or seeded):
+            try:
+                with self.runtime.lock("reindex", timeout=30.0):  # the files must not change under the publish
+                    self._publish(conn, ident)
+            except IndexBusy:
+                pass  # a sync holds the index: it publishes these vectors with its own changes
+        return dataclasses.replace(stats, cache_hits=stats.cache_hits + seeded) if seeded else stats
 
     def vector_coverage(self) -> tuple[int, int]:
         """(chunks with a vector, all chunks)."""

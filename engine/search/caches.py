@@ -11,7 +11,7 @@ one process share nothing).
   while the keyword leg runs. llama.cpp, numpy and SQLite all release the GIL, so on two cores
   the embedding (~12 ms) and the 100k-row matrix product (~20 ms) cost little wall time beside
   the keyword leg (10–40 ms). The thread never touches the database connection (apsw allows one
-  thread at a time on it). One worker: a query embedding is one model call.
+  thread at a time on it; the readers keep that rule). One worker: a query embedding is one model call.
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-import apsw
 import numpy as np
 from clawmem.engine.index.line_evidence import evidence_lines
 from clawmem.engine.search.keyword import PathIndexes
 from clawmem.engine.search.vector import FilterFree
 from clawmem.engine.store import line_vector_rows
-from clawmem.engine.store import search_queries as q
+from clawmem.engine.store.search_reader import SearchReader
 
 # ~5 KB of float16 for a 7-line chunk: at most ~40 MB.
 LINE_CACHE_SIZE = 8192
@@ -54,14 +53,14 @@ class SearchCaches:
     # ------------------------------------------------------------------ line vectors
 
     def line_matrices(
-        self, conn: apsw.Connection, hashes: dict[str, str], provider_key: str, dims: int
+        self, reader: SearchReader, hashes: dict[str, str], provider_key: str, dims: int
     ) -> dict[str, np.ndarray]:
         """Text hash -> its line vectors (hashes maps each to its text), read once, then cached."""
         out: dict[str, np.ndarray] = {}
         missing = []
         with self._lines_lock:
             for h in hashes:
-                key = (conn.filename, provider_key, h)
+                key = (reader.key, provider_key, h)
                 if key in self._lines:
                     self._lines.move_to_end(key)
                     if (m := self._lines[key]) is not None:
@@ -70,7 +69,7 @@ class SearchCaches:
                     missing.append(h)
         if not missing:
             return out
-        read = line_vector_rows.for_hashes(conn, missing, provider_key)
+        read = reader.line_vectors(missing, provider_key)
         with self._lines_lock:
             for h in missing:
                 if h not in read:
@@ -78,7 +77,7 @@ class SearchCaches:
                 blob, n = read[h], len(evidence_lines(hashes[h]))
                 # A blob of another line rule (or none: a one-line text) gives no evidence.
                 m = line_vector_rows.unpack(blob, dims) if n and len(blob) == 2 * dims * n else None
-                self._lines[(conn.filename, provider_key, h)] = m
+                self._lines[(reader.key, provider_key, h)] = m
                 if m is not None:
                     out[h] = m
             while len(self._lines) > LINE_CACHE_SIZE:
@@ -88,24 +87,24 @@ class SearchCaches:
     # ------------------------------------------------------------------ document frequencies
 
     def document_frequencies(
-        self, conn: apsw.Connection, terms: Sequence[str], tokenizer: str, total: int
+        self, reader: SearchReader, terms: Sequence[str], tokenizer: str, total: int
     ) -> dict[str, int]:
         """How many indexed chunks contain each term, cached per index revision."""
-        revision = q.index_revision(conn) if conn.filename else -1
+        revision = reader.index_state().revision if reader.key else -1
         with self._df_lock:
-            if revision < self._df_seen.get(conn.filename, 0):  # the index was reset: its counter restarted
-                for stale in [k for k in self._df if k[0] == conn.filename]:
+            if revision < self._df_seen.get(reader.key, 0):  # the index was reset: its counter restarted
+                for stale in [k for k in self._df if k[0] == reader.key]:
                     del self._df[stale]
-            self._df_seen[conn.filename] = revision
+            self._df_seen[reader.key] = revision
         out = {}
         for c in terms:
-            key = (conn.filename, revision, total, tokenizer, c)
+            key = (reader.key, revision, total, tokenizer, c)
             with self._df_lock:
                 df = self._df.get(key) if revision >= 0 else None
                 if df is not None:
                     self._df.move_to_end(key)
             if df is None:
-                df = q.document_frequency(conn, c, tokenizer, total)
+                df = reader.document_frequency(c, tokenizer, total)
                 if revision >= 0:
                     with self._df_lock:
                         self._df[key] = df
@@ -114,7 +113,7 @@ class SearchCaches:
             out[c] = df
         return out
 
-    def term_counter(self, conn: apsw.Connection, tokenizer: str, total: int) -> Callable[[str], int]:
+    def term_counter(self, reader: SearchReader, tokenizer: str, total: int) -> Callable[[str], int]:
         """How many of the ``total`` chunks hold a term, from the per-revision cache. ASCII is
         folded as FTS5 folds it, so the full query's "Gina" shares the count of the concept
         "gina"; other scripts keep the term as written (the foldings can differ). Exact under the
@@ -122,6 +121,6 @@ class SearchCaches:
 
         def count(term: str) -> int:
             key = term.lower() if term.isascii() else term
-            return self.document_frequencies(conn, [key], tokenizer, total)[key]
+            return self.document_frequencies(reader, [key], tokenizer, total)[key]
 
         return count

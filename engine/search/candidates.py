@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
-import apsw
 import numpy as np
 from clawmem.engine.embed.provider import EmbeddingProvider, Vector
 from clawmem.engine.index.line_evidence import evidence_lines
@@ -30,6 +29,7 @@ from clawmem.engine.search.tokens import concept_coverage, query_concepts
 from clawmem.engine.search.vector import VectorMatrix, cosines_for, matrix_cosines, matrix_hits, matrix_top, vector_leg
 from clawmem.engine.store import search_queries as q
 from clawmem.engine.store import word_index
+from clawmem.engine.store.search_reader import SearchReader
 
 if TYPE_CHECKING:
     from clawmem.engine.search.pipeline import SearchRequest, VectorContext
@@ -140,11 +140,11 @@ class TermCounts:
     words: bool
 
     @classmethod
-    def of(cls, caches: SearchCaches, conn: apsw.Connection, tokenizer: str, total: int, words: bool) -> TermCounts:
+    def of(cls, caches: SearchCaches, reader: SearchReader, tokenizer: str, total: int, words: bool) -> TermCounts:
         return cls(
-            caches.term_counter(conn, tokenizer, total),
-            caches.term_counter(conn, q.WORDS, total),
-            caches.term_counter(conn, q.WORD_PREFIXES, total),
+            caches.term_counter(reader, tokenizer, total),
+            caches.term_counter(reader, q.WORDS, total),
+            caches.term_counter(reader, q.WORD_PREFIXES, total),
             words,
         )
 
@@ -176,21 +176,21 @@ def best_keyword_hits(
 
 
 def line_matrices(
-    caches: SearchCaches, conn: apsw.Connection, chunks: Sequence[q.ChunkMeta], provider_key: str, dims: int
+    caches: SearchCaches, reader: SearchReader, chunks: Sequence[q.ChunkMeta], provider_key: str, dims: int
 ) -> dict[str, np.ndarray]:
     """Chunk id -> the line vectors of its text, for the chunks that have them."""
-    matrices = caches.line_matrices(conn, {m.hash: m.text for m in chunks}, provider_key, dims)
+    matrices = caches.line_matrices(reader, {m.hash: m.text for m in chunks}, provider_key, dims)
     return {m.id: matrices[m.hash] for m in chunks if m.hash in matrices}
 
 
 def best_lines(
-    caches: SearchCaches, conn: apsw.Connection, query_vec: Vector, chunks: Sequence[q.ChunkMeta], provider_key: str
+    caches: SearchCaches, reader: SearchReader, query_vec: Vector, chunks: Sequence[q.ChunkMeta], provider_key: str
 ) -> dict[str, BestLine]:
     """For each chunk with line vectors: its line closest to the query."""
     qv = np.asarray(query_vec, dtype=np.float32)
     qv = qv / (np.linalg.norm(qv) or 1.0)
     by_id = {m.id: m for m in chunks}
-    found = list(line_matrices(caches, conn, chunks, provider_key, len(qv)).items())
+    found = list(line_matrices(caches, reader, chunks, provider_key, len(qv)).items())
     if not found:
         return {}
     sims = np.concatenate([m for _, m in found]).astype(np.float32) @ qv  # one product for all their lines
@@ -260,7 +260,7 @@ def _start_embedding(
 
 
 def _keyword_side(
-    conn: apsw.Connection,
+    reader: SearchReader,
     caches: SearchCaches,
     req: SearchRequest,
     policy: CandidatePolicy,
@@ -279,10 +279,10 @@ def _keyword_side(
     probe_limit = policy.probe_limit
     probed: list[str] = []
     skipped_probes: list[str] = []
-    counts = TermCounts.of(caches, conn, tokenizer, chunk_total, policy.words)
+    counts = TermCounts.of(caches, reader, tokenizer, chunk_total, policy.words)
     if req.legs in ("hybrid", "keyword"):
         keyword_hits, probed, skipped_probes = keyword_leg(
-            conn,
+            reader,
             query,
             tokenizer=tokenizer,
             sources=req.sources,
@@ -301,7 +301,7 @@ def _keyword_side(
     concepts = query_concepts(query, stem=policy.stem)
     weights = concept_weights(concepts, chunk_total, counts.idf) if policy.idf_weights else {}
     dated = (
-        DatedDiaries.of(conn, query, req, now, chunk_total, concepts, weights, window)
+        DatedDiaries.of(reader, query, req, now, chunk_total, concepts, weights, window)
         if policy.dated
         else DatedDiaries()
     )
@@ -312,7 +312,7 @@ def _keyword_side(
 
 
 def _prepare_keyword_hits(
-    conn: apsw.Connection, caches: SearchCaches, policy: CandidatePolicy, vctx: VectorContext, kw: _KeywordSide
+    reader: SearchReader, caches: SearchCaches, policy: CandidatePolicy, vctx: VectorContext, kw: _KeywordSide
 ) -> dict[str, q.ChunkMeta]:
     """The keyword hits' share of the scoring, done while the query embeds; returns their metadata.
 
@@ -322,13 +322,13 @@ def _prepare_keyword_hits(
     has little to do per hit, and measured no faster for it.
     """
     assert policy.prepare is not None
-    meta = q.chunk_meta(conn, [h.id for h in kw.hits])
+    meta = reader.chunk_meta([h.id for h in kw.hits])
     for h in kw.hits:
         if h.has_body and h.id not in kw.coverage_of:
             kw.coverage_of[h.id] = concept_coverage(kw.concepts, h.text, kw.weights)
         policy.prepare(h.text)
     if vctx.provider_key and vctx.provider is not None:  # their line vectors, read into the cache
-        line_matrices(caches, conn, list(meta.values()), vctx.provider_key, vctx.provider.dims)
+        line_matrices(caches, reader, list(meta.values()), vctx.provider_key, vctx.provider.dims)
     return meta
 
 
@@ -349,7 +349,7 @@ def _vector_runs(
 
 
 def _vector_side(
-    conn: apsw.Connection,
+    reader: SearchReader,
     caches: SearchCaches,
     req: SearchRequest,
     policy: CandidatePolicy,
@@ -368,10 +368,10 @@ def _vector_side(
     from_matrix = vm is not None and qv.top is not None
     t1 = time.perf_counter()
     leg = (
-        matrix_hits(conn, vm, qv.top, meta)
+        matrix_hits(reader, vm, qv.top, meta)
         if vm is not None and qv.top is not None
         else vector_leg(
-            conn,
+            reader,
             qvec,
             model=vctx.model,
             sources=req.sources,
@@ -418,7 +418,7 @@ def _merge(cands: dict[str, Candidate], keyword_hits: list[KeywordHit], dated: D
 
 
 def _fill_cosines(
-    conn: apsw.Connection, cands: dict[str, Candidate], vec: _VectorSide, vm: VectorMatrix | None, model: str
+    reader: SearchReader, cands: dict[str, Candidate], vec: _VectorSide, vm: VectorMatrix | None, model: str
 ) -> None:
     """Give the candidates no vector hit brought their true cosine.
 
@@ -430,7 +430,7 @@ def _fill_cosines(
     found = (
         matrix_cosines(vm, vec.qvec, missing)
         if vec.from_matrix and vm is not None
-        else cosines_for(conn, vec.qvec, missing, model)
+        else cosines_for(reader, vec.qvec, missing, model)
     )
     for cid, cos in found.items():
         cands[cid].cosine = cos
@@ -451,7 +451,7 @@ def _mode(
 
 
 def gather(
-    conn: apsw.Connection,
+    reader: SearchReader,
     caches: SearchCaches,
     req: SearchRequest,
     policy: CandidatePolicy,
@@ -476,26 +476,26 @@ def gather(
     if semantic and coverage > 0:
         embedding, vm = _start_embedding(caches, req, vctx, query, policy.window)
 
-    kw = _keyword_side(conn, caches, req, policy, now, query, tokenizer=tokenizer, chunk_total=chunk_total)
+    kw = _keyword_side(reader, caches, req, policy, now, query, tokenizer=tokenizer, chunk_total=chunk_total)
     timings["keyword"] = (time.perf_counter() - started) * 1000
     meta: dict[str, q.ChunkMeta] = {}
     if embedding is not None and kw.hits and policy.prepare is not None:
-        meta = _prepare_keyword_hits(conn, caches, policy, vctx, kw)
+        meta = _prepare_keyword_hits(reader, caches, policy, vctx, kw)
 
     semantic = _vector_runs(semantic, req, vctx, coverage, embedding_active, notes)
     vec = _VectorSide({}, cal.RAW, None, False)
     if semantic:
-        vec = _vector_side(conn, caches, req, policy, vctx, embedding, vm, meta, timings)
+        vec = _vector_side(reader, caches, req, policy, vctx, embedding, vm, meta, timings)
     cands = vec.cands
     _merge(cands, kw.hits, kw.dated)
     if semantic and policy.fill_cosines and vec.qvec is not None:
-        _fill_cosines(conn, cands, vec, vm, vctx.model or "")
+        _fill_cosines(reader, cands, vec, vm, vctx.model or "")
 
-    meta.update(q.chunk_meta(conn, [cid for cid in cands if cid not in meta]))
+    meta.update(reader.chunk_meta([cid for cid in cands if cid not in meta]))
     lines: dict[str, BestLine] = {}
     if semantic and policy.calibrate and vec.qvec is not None and vec.calib.method != "raw" and vctx.provider_key:
         t2 = time.perf_counter()
-        lines = best_lines(caches, conn, vec.qvec, [m for cid, m in meta.items() if cid in cands], vctx.provider_key)
+        lines = best_lines(caches, reader, vec.qvec, [m for cid, m in meta.items() if cid in cands], vctx.provider_key)
         timings["lines"] = (time.perf_counter() - t2) * 1000
     mode = _mode(semantic, req, coverage, chunk_total, embedding_active, notes)
     return CandidatePool(

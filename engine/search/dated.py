@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-import apsw
 from clawmem.engine.search.dates import REPORT_DAYS, DateSpan, date_match, diary_date, query_dates
 from clawmem.engine.store import search_queries as q
+from clawmem.engine.store.search_reader import SearchReader
 
 if TYPE_CHECKING:
     from clawmem.engine.search.pipeline import SearchRequest
@@ -38,7 +38,7 @@ class DatedDiaries:
     @classmethod
     def of(
         cls,
-        conn: apsw.Connection,
+        reader: SearchReader,
         query: str,
         req: SearchRequest,
         now: datetime,
@@ -54,7 +54,7 @@ class DatedDiaries:
             return cls()
         first = min(s.start for s in spans)
         last = max(s.end for s in spans) + timedelta(days=REPORT_DAYS)
-        counts = q.diary_chunk_counts(conn, first.isoformat(), last.isoformat())
+        counts = reader.diary_chunk_counts(first.isoformat(), last.isoformat())
         match = {p: m for p in counts if (m := date_match(diary_date(p), spans)) > 0}
         chunks = sum(counts[p] for p in match)
         if not chunks:
@@ -63,7 +63,7 @@ class DatedDiaries:
             weight, others = math.log(1 + total / (chunks + 1)), sum(weights.get(c, 1.0) for c in concepts)
         else:  # one word or none: equal shares
             weight, others = 1.0, float(len(concepts))
-        rows = q.chunks_of_paths(conn, sorted(match)) if chunks <= window else []
+        rows = reader.chunks_of_paths(sorted(match)) if chunks <= window else []
         return cls(spans, match, chunks, weight, others, rows)
 
     def match_of(self, path: str, source: str, text: str) -> float:

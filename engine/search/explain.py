@@ -112,14 +112,15 @@ def brief_why(hit: SearchHit, *, threshold: float, rescue: bool) -> str:
     return "; ".join(parts)
 
 
-def keyword_note(hit: SearchHit, scoring: str) -> str:
-    """Why the keyword part is what it is: BM25 and coverage, or the leg that found the hit."""
+def keyword_note(hit: SearchHit, scoring: str, ranking: str = "SQLite FTS5 BM25") -> str:
+    """Why the keyword part is what it is: the text engine's rank and coverage, or the leg that
+    found the hit. ``ranking``: the store's text engine (a shared PostgreSQL index ranks by
+    ``ts_rank_cd``, handed up negated as BM25's ranks are, engine/store/postgres/search_reader.py)."""
     b = hit.breakdown
     covers = f"covers {b.keyword * 100:.0f} % of the query"
     if b.keyword_raw is not None:
-        return (
-            f"{covers} · bm25 {b.keyword_raw:.2f}" if scoring == "calibrated" else f"bm25 {b.keyword_raw:.2f}, boosted"
-        )
+        rank = f"ts_rank_cd {-b.keyword_raw:.2f}" if ranking.startswith("PostgreSQL") else f"bm25 {b.keyword_raw:.2f}"
+        return f"{covers} · {rank}" if scoring == "calibrated" else f"{rank}, boosted"
     if "keyword" in hit.legs:
         return f"substring match · {covers}"
     if b.keyword > 0:  # calibrated: the text's coverage, though no keyword probe brought it
@@ -179,7 +180,9 @@ def breakdown_rows(hit: SearchHit, response: SearchResponse, min_score: float) -
         quote = best_line_quote(hit)
         words = f"line {b.line} · cosine {_n(b.line_cosine)}" + (f" · “{quote}”" if quote else "")
         rows.append(BreakdownRow("best line", b.line_vector, words, bar=True, detail=True))
-    rows.append(BreakdownRow("keyword", b.keyword, keyword_note(hit, response.scoring), bar=True))
+    rows.append(
+        BreakdownRow("keyword", b.keyword, keyword_note(hit, response.scoring, response.keyword_ranking), bar=True)
+    )
     if b.date_match is not None:
         rows.append(
             BreakdownRow("date", b.date_match, date_note(b.date_match, response), digits=2, bar=True, detail=True)

@@ -20,12 +20,12 @@ import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-import apsw
 from clawmem.engine.paths import normalize_for_match
 from clawmem.engine.search.tokens import content_tokens, extract_keywords, lower_tokens, nfc, query_tokens
 from clawmem.engine.store import search_queries as q
 from clawmem.engine.store import word_index
 from clawmem.engine.store.index_rows import IndexState
+from clawmem.engine.store.search_reader import MatchRefused, SearchReader
 
 KEYWORD_FALLBACK_TERMS = 6
 EXACT_PATH_LIMIT = 200
@@ -143,7 +143,7 @@ class _Booster:
 class _BodySearch:
     """What every body statement of one keyword leg shares: the full query's and each probe's."""
 
-    conn: apsw.Connection
+    reader: SearchReader
     booster: _Booster
     tokenizer: str
     sources: Sequence[str]
@@ -159,10 +159,10 @@ class _BodySearch:
         match, substrings, phrases = plan(tokens, self.tokenizer)
         counts = [self.hits_of(t) for t in phrases] if match and self.hits_of else None
         try:
-            rows = q.body_match(self.conn, match, substrings, self.sources, self.limit, counts, phrases=phrases)
-        except apsw.SQLError:
+            rows = self.reader.body_match(match, substrings, self.sources, self.limit, counts, phrases=phrases)
+        except MatchRefused:
             # MATCH syntax the FTS engine refuses: substring filters on every token instead.
-            rows = q.body_match(self.conn, None, tokens, self.sources, self.limit)
+            rows = self.reader.body_match(None, tokens, self.sources, self.limit)
         return self._hits(rows)
 
     def _hits(self, rows: Sequence[q.BodyRow]) -> list[KeywordHit]:
@@ -177,12 +177,12 @@ class _BodySearch:
         """One extracted keyword's body hits, then its path hits (no exact tiers: only the full
         query claims those). With ``words``, an ASCII word is looked up in the word index."""
         if self.words and word_index.handles(term):
-            body = self._hits(q.word_match(self.conn, term, self.sources, self.limit))
+            body = self._hits(self.reader.word_match(term, self.sources, self.limit))
         else:
             body = self.body(term)
         return [
             *body,
-            *path_leg(self.conn, term, self.sources, self.limit, exact_tiers=False, path_indexes=self.path_indexes),
+            *path_leg(self.reader, term, self.sources, self.limit, exact_tiers=False, path_indexes=self.path_indexes),
         ]
 
 
@@ -215,28 +215,28 @@ class _PathIndex:
 PathIndexes = dict[tuple[str, tuple[str, ...]], tuple[IndexState, _PathIndex]]
 
 
-def _path_index(conn: apsw.Connection, sources: Sequence[str], cache: PathIndexes | None) -> _PathIndex:
-    key = (str(conn.filename), tuple(sources))
-    stamp = q.index_state(conn)
+def _path_index(reader: SearchReader, sources: Sequence[str], cache: PathIndexes | None) -> _PathIndex:
+    key = (reader.key, tuple(sources))
+    stamp = reader.index_state()
     # In-memory databases: no cache.
-    cached = cache.get(key) if cache is not None and conn.filename else None
+    cached = cache.get(key) if cache is not None and reader.key else None
     if cached is not None and cached[0] == stamp:
         return cached[1]
     by_key: dict[str, list[tuple[str, str]]] = {}
-    for path, source in q.all_indexed_paths(conn, sources):
+    for path, source in reader.all_indexed_paths(sources):
         np_ = normalize_for_match(path)
         base = posixpath.basename(np_)
         dot = base.rfind(".")
         for k in dict.fromkeys((np_, base, base[:dot] if dot > 0 else base)):
             by_key.setdefault(k, []).append((path, source))
     index = _PathIndex(by_key)
-    if cache is not None and conn.filename:
+    if cache is not None and reader.key:
         cache[key] = (stamp, index)
     return index
 
 
 def path_leg(
-    conn: apsw.Connection,
+    reader: SearchReader,
     query: str,
     sources: Sequence[str],
     limit: int,
@@ -250,13 +250,13 @@ def path_leg(
     exact: list[tuple[int, str, str]] = []
     nq = normalize_for_match(query)
     if exact_tiers and nq and nq != ".":
-        for path, source in _path_index(conn, sources, path_indexes).by_key.get(nq, ()):
+        for path, source in _path_index(reader, sources, path_indexes).by_key.get(nq, ()):
             tier = exact_tier(query, path)
             if tier:
                 exact.append((tier, path, source))
     exact.sort(key=lambda t: (-t[0], t[1], t[2]))
     exact = exact[:EXACT_PATH_LIMIT]
-    firsts = q.first_chunks(conn, [(path, source) for _, path, source in exact])
+    firsts = reader.first_chunks([(path, source) for _, path, source in exact])
     for tier, path, source in exact:
         row = firsts.get((path, source))
         if row is not None:
@@ -265,10 +265,10 @@ def path_leg(
     if tokens:
         match = " AND ".join(fts_quote(t) for t in tokens)
         try:
-            rows = q.path_match(conn, match, sources, limit + EXACT_PATH_LIMIT)
-        except apsw.SQLError:
+            rows = reader.path_match(match, sources, limit + EXACT_PATH_LIMIT)
+        except MatchRefused:
             rows = []
-        firsts = q.first_chunks(conn, [(pr.path, pr.source) for pr in rows])
+        firsts = reader.first_chunks([(pr.path, pr.source) for pr in rows])
         partial = 0
         for pr in rows:
             tier = exact_tier(query, pr.path) if exact_tiers else 0
@@ -334,7 +334,7 @@ def limit_hits(hits: Sequence[KeywordHit], limit: int) -> list[KeywordHit]:
 
 
 def keyword_leg(
-    conn: apsw.Connection,
+    reader: SearchReader,
     query: str,
     *,
     tokenizer: str,
@@ -369,7 +369,7 @@ def keyword_leg(
     ``path_indexes``: the service's cache of path indexes (None: built for this call).
     """
     search = _BodySearch(
-        conn,
+        reader,
         _Booster(query, enabled=boost),
         tokenizer,
         sources,
@@ -381,7 +381,7 @@ def keyword_leg(
     merged: dict[str, KeywordHit] = {}
     full = query if stop_words else " ".join(content_tokens(query))
     _merge(merged, search.body(full))
-    _merge(merged, path_leg(conn, query, sources, limit, path_indexes=path_indexes))
+    _merge(merged, path_leg(reader, query, sources, limit, path_indexes=path_indexes))
     probed: list[str] = []
     skipped: list[str] = []
     non_exact = sum(1 for h in merged.values() if not h.exact_tier)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 
-import apsw
 from clawmem.engine.config import SearchSettings, Settings
 from clawmem.engine.embed.provider import EmbeddingProvider
 from clawmem.engine.kinds import Legs, ScoringMode, origin_class
@@ -30,6 +29,7 @@ from clawmem.engine.search.scoring import Scored, Scorer, scorer_for
 from clawmem.engine.search.types import NewerVersion, Provenance, SearchHit, SearchResponse
 from clawmem.engine.search.vector import VectorMatrix
 from clawmem.engine.search.versions import OlderVersion, fact_date, order_versions
+from clawmem.engine.store.search_reader import SearchReader
 from clawmem.engine.times import iso_instant
 from clawmem.engine.workspace.annotations import StatusMarker
 from clawmem.engine.workspace.entries import entry_markers, entry_statuses
@@ -199,7 +199,7 @@ def _to_hit(
 
 
 def run_search(
-    conn: apsw.Connection,
+    reader: SearchReader,
     caches: SearchCaches,
     req: SearchRequest,
     settings: Settings,
@@ -218,7 +218,7 @@ def run_search(
     scorer = scorer_for(s, req, now)
     policy = scorer.policy(tokenizer=tokenizer, chunk_total=chunk_total)
     pool = gather(
-        conn,
+        reader,
         caches,
         req,
         policy,

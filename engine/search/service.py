@@ -8,7 +8,9 @@ background live here, one per open agent, and are rebuilt when the index changes
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 
 import apsw
@@ -22,10 +24,10 @@ from clawmem.engine.search.calibration import SAMPLE_SIZE, Background, build_bac
 from clawmem.engine.search.pipeline import SearchRequest, VectorContext, run_search
 from clawmem.engine.search.types import Legs, ScoringMode, SearchResponse
 from clawmem.engine.search.vector import VectorMatrix, build_matrix
-from clawmem.engine.store import index_rows as rows
-from clawmem.engine.store import search_queries
 from clawmem.engine.store.index_rows import blob_to_vec
+from clawmem.engine.store.postgres.search_reader import PostgresSearchReader
 from clawmem.engine.store.schema import fts_tokenizer_in_use
+from clawmem.engine.store.search_reader import SearchReader, SqliteSearchReader
 
 MATRIX_REBUILD_S = 30.0
 
@@ -37,8 +39,8 @@ class SearchService:
         self.settings = runtime.settings
         self.store = runtime.store
         self.clock = runtime.clock
-        self._background: tuple[tuple[int, str], Background | None] | None = None
-        self._matrix: tuple[tuple[int, int, str], VectorMatrix | None] | None = None
+        self._background: tuple[tuple[str, int, str], Background | None] | None = None
+        self._matrix: tuple[tuple[str, int, int, str], VectorMatrix | None] | None = None
         self._matrix_built_at = 0.0
         self._searches = 0
         self.caches = SearchCaches()  # line vectors, term counts, the query-embedding thread
@@ -74,6 +76,38 @@ class SearchService:
         warnings: list[str] = []
         conn = self.store.conn()
         self._sync_before(sync, warnings)
+        with self._reading() as reader:
+            response = self._search(
+                reader, query, max_results, min_score, project_keys, scoring, legs, include_untrusted, sources, warnings
+            )
+        if record and not self.store.read_only:
+            recall.record_search(conn, query, response.results, self.clock)  # this machine's (README)
+        return response
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[SearchReader]:
+        """The index this search reads: the shared one when store.url names it, else this machine's."""
+        shared = self.runtime.shared
+        if shared is None:
+            yield SqliteSearchReader(self.store.conn())
+            return
+        with shared.connection() as pg:
+            yield PostgresSearchReader(pg, shared.key)
+
+    def _search(
+        self,
+        reader: SearchReader,
+        query: str,
+        max_results: int,
+        min_score: float,
+        project_keys: tuple[str, ...],
+        scoring: ScoringMode,
+        legs: Legs,
+        include_untrusted: bool,
+        sources: tuple[str, ...] | None,
+        warnings: list[str],
+    ) -> SearchResponse:
+        conn = self.store.conn()
         choice = self.index.provider_choice() if legs != "keyword" else None
         state = self.index.index_state(choice) if choice is not None else None
         provider = choice.provider if choice is not None else None
@@ -90,15 +124,18 @@ class SearchService:
                 f"({'; '.join(state.differences)}) — run `clawmem index --force`"
             )
         ident = self.index.embedder_identity(choice) if provider is not None else None
-        embedded, total = self.index.vector_coverage()
+        if self.runtime.shared is None:
+            embedded, total = self.index.vector_coverage()
+        else:
+            embedded, total = reader.vector_count(), reader.index_state().chunks
         coverage = embedded / total if total else 0.0
         vctx = VectorContext(
             provider=provider,
             model=ident.model if ident else None,
-            use_vec=self.store.vec_available,
-            background=lambda: self._background_matrix(ident.model if ident else ""),
+            use_vec=self.store.vec_available or self.runtime.shared is not None,  # pgvector has its own KNN
+            background=lambda: self._background_matrix(reader, ident.model if ident else ""),
             paused_reason=paused,
-            matrix=lambda: self._vector_matrix(ident.model if ident else ""),
+            matrix=lambda: self._vector_matrix(reader, ident.model if ident else ""),
             provider_key=ident.provider_key if ident and self.settings.embedding.line_vectors else None,
         )
         if choice is not None and choice.error:
@@ -106,7 +143,7 @@ class SearchService:
         if legs == "vector" and provider is None:
             raise ClawmemError("vector search needs an embedding model, and none is available")
         response = run_search(
-            conn,
+            reader,
             self.caches,
             SearchRequest(
                 query,
@@ -132,9 +169,7 @@ class SearchService:
             response = replace(response, fallback=choice.error)
         if state is not None and state.mismatched:
             response = replace(response, stale=True, action="clawmem index --force")
-        if record and not self.store.read_only:
-            recall.record_search(conn, query, response.results, self.clock)
-        return response
+        return replace(response, keyword_ranking=reader.keyword_ranking)
 
     def _checked(
         self, query: str, max_results: int | None, min_score: float | None, scoring: ScoringMode | None, legs: Legs
@@ -179,7 +214,7 @@ class SearchService:
             except apsw.BusyError:  # another process holds the write lock past the busy timeout
                 warnings.append("the index is being written by another process; searched what is there")
 
-    def _vector_matrix(self, model: str) -> VectorMatrix | None:
+    def _vector_matrix(self, reader: SearchReader, model: str) -> VectorMatrix | None:
         """All vectors in memory, for processes that search more than once (the app, benches).
 
         A one-shot CLI search keeps using sqlite-vec (loading 100k vectors costs ~1 s); while
@@ -189,24 +224,22 @@ class SearchService:
         self._searches += 1
         if self._searches < 2 or not model:
             return None
-        conn = self.store.conn()
-        key = (rows.revision(conn), search_queries.vector_count(conn), model)
+        key = (reader.key, reader.index_state().revision, reader.vector_count(), model)
         if self._matrix is not None and self._matrix[0] == key:
             return self._matrix[1]
         if self._matrix is not None and time.monotonic() - self._matrix_built_at < MATRIX_REBUILD_S:
             return None
-        matrix = build_matrix(conn, model)
+        matrix = build_matrix(reader, model)
         self._matrix = (key, matrix)
         self._matrix_built_at = time.monotonic()
         return matrix
 
-    def _background_matrix(self, model: str) -> Background | None:
+    def _background_matrix(self, reader: SearchReader, model: str) -> Background | None:
         """A spread of stored vectors for calibration, cached until the vector count changes."""
-        conn = self.store.conn()
-        key = (search_queries.vector_count(conn), model)
+        key = (reader.key, reader.vector_count(), model)
         if self._background is not None and self._background[0] == key:
             return self._background[1]
-        sample = search_queries.background_sample(conn, model, SAMPLE_SIZE)
+        sample = reader.background_sample(model, SAMPLE_SIZE)
         background = build_background([blob_to_vec(b) for b, _ in sample], [t for _, t in sample])
         self._background = (key, background)
         return background

@@ -102,6 +102,7 @@ class SearchResponse:
     half_life_days: float | None = None  # the decay's half-life; None: decay off
     max_decay: float | None = None  # default scoring: decay = 1 − max_decay·(1 − recency); None: decay = recency
     content_weights: tuple[float, float] = (0.7, 0.3)  # (vector, keyword) the content score was built with
+    keyword_ranking: str = "SQLite FTS5 BM25"  # who ranked the keyword part (the store's text engine)
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import apsw
 import numpy as np
 from clawmem.engine.store import search_queries as q
 from clawmem.engine.store.index_rows import blob_to_vec, vec_to_blob
+from clawmem.engine.store.search_reader import SearchReader
 
 KNN_OVERSAMPLE = 8
 MAX_KNN_K = 4096
@@ -37,7 +37,7 @@ def _unit(query_vec: np.ndarray) -> np.ndarray:
 
 
 def vector_leg(
-    conn: apsw.Connection,
+    reader: SearchReader,
     query_vec: np.ndarray,
     *,
     model: str,
@@ -51,36 +51,36 @@ def vector_leg(
     if use_vec:
         # Oversampling only matters when the model/source filter can drop KNN rows; when every
         # stored vector passes it, the first ``limit`` neighbours are the answer (3x faster at 100k).
-        k = limit if _all_vectors_pass(conn, model, sources, filter_free) else min(limit * KNN_OVERSAMPLE, MAX_KNN_K)
-        rows = q.knn(conn, vec_to_blob(query_vec), k, model, sources, limit)
+        k = limit if _all_vectors_pass(reader, model, sources, filter_free) else min(limit * KNN_OVERSAMPLE, MAX_KNN_K)
+        rows = reader.knn(vec_to_blob(query_vec), k, model, sources, limit)
         return [
             VectorHit(r.id, r.path, r.source, int(r.start_line), int(r.end_line), r.text, 1.0 - float(r.distance))
             for r in rows
         ]
-    return _scan(conn, query_vec, model, sources, limit)
+    return _scan(reader, query_vec, model, sources, limit)
 
 
-# (database file, model, sources) -> ((revision, vector count), every vector passes the filter).
+# (index key, model, sources) -> ((revision, vector count), every vector passes the filter).
 # One per SearchService (search/caches.py); None (a leg called on its own) checks each time.
 FilterFree = dict[tuple[str, str, tuple[str, ...]], tuple[tuple[int, int], bool]]
 
 
-def _all_vectors_pass(conn: apsw.Connection, model: str, sources: Sequence[str], cache: FilterFree | None) -> bool:
+def _all_vectors_pass(reader: SearchReader, model: str, sources: Sequence[str], cache: FilterFree | None) -> bool:
     """Whether every stored vector belongs to ``model`` and ``sources`` (checked once per index change)."""
-    key = (str(conn.filename), model, tuple(sources))
-    stamp = (q.index_revision(conn), q.vector_count(conn))
+    key = (reader.key, model, tuple(sources))
+    stamp = (reader.index_state().revision, reader.vector_count())
     # In-memory databases: no cache.
-    cached = cache.get(key) if cache is not None and conn.filename else None
+    cached = cache.get(key) if cache is not None and reader.key else None
     if cached is not None and cached[0] == stamp:
         return cached[1]
-    passes = not q.has_filtered_vectors(conn, model, sources)
-    if cache is not None and conn.filename:
+    passes = not reader.has_filtered_vectors(model, sources)
+    if cache is not None and reader.key:
         cache[key] = (stamp, passes)
     return passes
 
 
 def _scan(
-    conn: apsw.Connection, query_vec: np.ndarray, model: str, sources: Sequence[str], limit: int
+    reader: SearchReader, query_vec: np.ndarray, model: str, sources: Sequence[str], limit: int
 ) -> list[VectorHit]:
     """Cosine over every stored vector, 256 rows per batch, keeping the best ``limit``."""
     qv = _unit(query_vec)
@@ -88,7 +88,7 @@ def _scan(
     best_scores = np.empty(0, dtype=np.float32)
     after = 0
     while True:
-        page = q.embedding_pages(conn, model, sources, after, SCAN_BATCH)
+        page = reader.embedding_pages(model, sources, after, SCAN_BATCH)
         if not page:
             break
         after = page[-1][0]
@@ -103,7 +103,7 @@ def _scan(
         best_scores = all_scores[keep]
     if not best_ids:
         return []
-    meta = q.chunk_meta(conn, best_ids)
+    meta = reader.chunk_meta(best_ids)
     out = []
     for cid, score in zip(best_ids, best_scores, strict=True):
         m = meta.get(cid)
@@ -112,9 +112,9 @@ def _scan(
     return out
 
 
-def cosines_for(conn: apsw.Connection, query_vec: np.ndarray, ids: Sequence[str], model: str) -> dict[str, float]:
+def cosines_for(reader: SearchReader, query_vec: np.ndarray, ids: Sequence[str], model: str) -> dict[str, float]:
     """Exact cosine for specific chunks (keyword hits the KNN window did not reach)."""
-    blobs = q.embeddings_for(conn, ids, model)
+    blobs = reader.embeddings_for(ids, model)
     if not blobs:
         return {}
     qv = np.asarray(query_vec, dtype=np.float32)
@@ -145,13 +145,13 @@ class VectorMatrix:
     row_of: dict[str, int]  # chunk id -> its row
 
 
-def build_matrix(conn: apsw.Connection, model: str) -> VectorMatrix | None:
+def build_matrix(reader: SearchReader, model: str) -> VectorMatrix | None:
     ids: list[str] = []
     sources: list[str] = []
     blobs: list[np.ndarray] = []
     after = 0
     while True:
-        page = q.all_vectors(conn, model, after, MATRIX_PAGE)
+        page = reader.all_vectors(model, after, MATRIX_PAGE)
         if not page:
             break
         after = page[-1][0]
@@ -170,10 +170,10 @@ def build_matrix(conn: apsw.Connection, model: str) -> VectorMatrix | None:
 
 
 def matrix_leg(
-    conn: apsw.Connection, vm: VectorMatrix, query_vec: np.ndarray, sources: Sequence[str], limit: int
+    reader: SearchReader, vm: VectorMatrix, query_vec: np.ndarray, sources: Sequence[str], limit: int
 ) -> list[VectorHit]:
     """The vector leg over the in-memory matrix: same rows and scores as the KNN."""
-    return matrix_hits(conn, vm, matrix_top(vm, query_vec, sources, limit))
+    return matrix_hits(reader, vm, matrix_top(vm, query_vec, sources, limit))
 
 
 def matrix_top(vm: VectorMatrix, query_vec: np.ndarray, sources: Sequence[str], limit: int) -> list[tuple[int, float]]:
@@ -204,7 +204,7 @@ def matrix_cosines(vm: VectorMatrix, query_vec: np.ndarray, ids: Sequence[str]) 
 
 
 def matrix_hits(
-    conn: apsw.Connection,
+    reader: SearchReader,
     vm: VectorMatrix,
     top: Sequence[tuple[int, float]],
     meta: dict[str, q.ChunkMeta] | None = None,
@@ -213,7 +213,7 @@ def matrix_hits(
     ``meta`` (the search needs it for every candidate: one read instead of two), and chunks
     already in ``meta`` (the keyword hits', read while the query embedded) are not read again."""
     rows = meta if meta is not None else {}
-    rows.update(q.chunk_meta(conn, [vm.ids[i] for i, _ in top if vm.ids[i] not in rows]))
+    rows.update(reader.chunk_meta([vm.ids[i] for i, _ in top if vm.ids[i] not in rows]))
     out = []
     for i, score in top:
         m = rows.get(vm.ids[i])

@@ -9,7 +9,10 @@ The file's encoding conventions are kept: a leading BOM and CRLF line ends survi
 
 Every write holds :func:`directory_lock` on the file's folder from the hash check to the rename,
 so two clawmem writers (the app's editor, an agent's flush through the CLI or an MCP server,
-Dreaming, forget) never both pass the check on the same old bytes.
+Dreaming, forget) never both pass the check on the same old bytes. A workspace whose index is
+shared through PostgreSQL (store.url) may be written from several machines over a network volume,
+where no lock file can be trusted: its writes also hold the file's advisory lock on that server
+(:func:`share_writes`, engine/store/postgres/locks.py), taken before the folder's.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import fcntl
 import os
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +69,50 @@ def directory_lock(directory: Path) -> Iterator[None]:
             held.discard(key)
     finally:
         os.close(fd)  # closing the last descriptor releases the lock
+
+
+FileLock = Callable[[str], AbstractContextManager[None]]  # workspace-relative path -> its lock
+# Workspace root -> the lock of its files on the shared store, while an engine with store.url has
+# it open (engine/runtime.py): a lock is the workspace's, like the folder lock, not one engine's.
+_shared_locks: dict[str, FileLock] = {}
+_shared_lock_guard = threading.Lock()
+
+
+def share_writes(root: Path, lock: FileLock) -> Callable[[], None]:
+    """Make every write under ``root`` also hold ``lock(relative path)``; returns the undo."""
+    key = os.path.realpath(root)
+    with _shared_lock_guard:
+        _shared_locks[key] = lock
+
+    def undo() -> None:
+        with _shared_lock_guard:
+            if _shared_locks.get(key) is lock:
+                del _shared_locks[key]
+
+    return undo
+
+
+@contextlib.contextmanager
+def _shared_lock(path: Path) -> Iterator[None]:
+    """The shared store's lock of ``path`` when its workspace has one (re-entrant within a
+    thread, as :func:`directory_lock`: an append rewrites through :func:`replace_file`)."""
+    real = os.path.realpath(path)
+    held: set[str] = _held.__dict__.setdefault("shared", set())
+    lock: FileLock | None = None
+    if _shared_locks and real not in held:
+        with _shared_lock_guard:
+            root = next((r for r in _shared_locks if real.startswith(r + os.sep)), None)
+            lock = _shared_locks[root] if root is not None else None
+    if lock is None:
+        yield
+        return
+    assert root is not None
+    with lock(Path(os.path.relpath(real, root)).as_posix()):
+        held.add(real)
+        try:
+            yield
+        finally:
+            held.discard(real)
 
 
 def current_sha256(path: Path) -> str | None:
@@ -132,7 +180,7 @@ def replace_file(path: Path, data: bytes, *, expected_sha256: str | None) -> Wri
     """
     if path.is_symlink():
         raise ConflictError(f"{path.name} is a symbolic link; clawmem does not write through links")
-    with directory_lock(path.parent):
+    with _shared_lock(path), directory_lock(path.parent):
         before = current_sha256(path)
         if expected_sha256 == MISSING:
             if before is not None:
@@ -158,7 +206,7 @@ def append_text(path: Path, text: str, *, expected_sha256: str | None = None) ->
     changed since ``expected_sha256`` was read, nothing is written. A missing newline at the
     end of the old content is added first so the appended lines stand on their own.
     """
-    with directory_lock(path.parent):
+    with _shared_lock(path), directory_lock(path.parent):
         try:
             old: bytes | None = path.read_bytes()
         except FileNotFoundError:

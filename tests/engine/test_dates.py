@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.search.dates import REPORT_DAYS, date_match, diary_date, query_dates
+from clawmem.engine.store.search_reader import SqliteSearchReader
 
 from tests.conftest import make_settings
 
@@ -189,7 +190,7 @@ def test_vector_only_search_leaves_dates_alone(diary_engine: MemoryEngine) -> No
 
     conn = diary_engine.store.conn()
     req = SearchRequest("deploy pipeline on August 20", 10, 0.0, legs="vector", today=TODAY)
-    assert DatedDiaries.of(conn, req.query, req, None, 10, ["deploy"], {}, 64) == DatedDiaries()  # type: ignore[arg-type]
+    assert DatedDiaries.of(SqliteSearchReader(conn), req.query, req, None, 10, ["deploy"], {}, 64) == DatedDiaries()  # type: ignore[arg-type]
     req = SearchRequest("deploy pipeline on August 20", 10, 0.0, legs="hybrid", today=TODAY)
-    dated = DatedDiaries.of(conn, req.query, req, None, 10, ["deploy"], {}, 64)  # type: ignore[arg-type]
+    dated = DatedDiaries.of(SqliteSearchReader(conn), req.query, req, None, 10, ["deploy"], {}, 64)  # type: ignore[arg-type]
     assert dated.match == {"memory/2026-08-20.md": 1.0} and [r.path for r in dated.rows] == ["memory/2026-08-20.md"]

@@ -19,6 +19,7 @@ from clawmem.engine.recall import recall_entries
 from clawmem.engine.search.tokens import _longest_shared_run
 from clawmem.engine.search.types import SearchHit
 from clawmem.engine.search.vector import vector_leg
+from clawmem.engine.store.search_reader import SqliteSearchReader
 
 from tests.conftest import FIXTURES, make_settings
 
@@ -194,8 +195,8 @@ def test_builtin_scan_matches_sqlite_vec(indexed_engine: MemoryEngine) -> None:
     assert provider is not None
     q = provider.embed_query("返程车票")
     model = provider.model
-    knn = vector_leg(conn, q, model=model, sources=("memory",), limit=10, use_vec=True)
-    scan = vector_leg(conn, q, model=model, sources=("memory",), limit=10, use_vec=False)
+    knn = vector_leg(SqliteSearchReader(conn), q, model=model, sources=("memory",), limit=10, use_vec=True)
+    scan = vector_leg(SqliteSearchReader(conn), q, model=model, sources=("memory",), limit=10, use_vec=False)
     assert [h.id for h in knn] == [h.id for h in scan]
     assert [round(h.cosine, 4) for h in knn] == [round(h.cosine, 4) for h in scan]
 
@@ -270,21 +271,23 @@ def test_in_memory_matrix_matches_sqlite_vec(indexed_engine: MemoryEngine) -> No
     conn = indexed_engine.store.conn()
     provider = indexed_engine.provider_choice().provider
     assert provider is not None
-    matrix = build_matrix(conn, provider.model)
+    matrix = build_matrix(SqliteSearchReader(conn), provider.model)
     assert matrix is not None and len(matrix.ids) == indexed_engine.vector_coverage()[0]
     for query in ("返程车票", "why did the staging deploy fail", "湖景房"):
         qv = provider.embed_query(query)
-        knn = vector_leg(conn, qv, model=provider.model, sources=("memory",), limit=10, use_vec=True)
-        mem = matrix_leg(conn, matrix, qv, ("memory",), 10)
+        knn = vector_leg(
+            SqliteSearchReader(conn), qv, model=provider.model, sources=("memory",), limit=10, use_vec=True
+        )
+        mem = matrix_leg(SqliteSearchReader(conn), matrix, qv, ("memory",), 10)
         assert [h.id for h in mem] == [h.id for h in knn]
         assert [round(h.cosine, 4) for h in mem] == [round(h.cosine, 4) for h in knn]
-    assert matrix_leg(conn, matrix, provider.embed_query("x"), ("sessions",), 10) == []
+    assert matrix_leg(SqliteSearchReader(conn), matrix, provider.embed_query("x"), ("sessions",), 10) == []
 
     # The cosines of chunks outside the vector window come from the matrix too: the database's.
     ids = list(matrix.ids[::3])
     qv = provider.embed_query("staging deploy")
     from_matrix = matrix_cosines(matrix, qv, [*ids, "no-such-chunk"])
-    from_db = cosines_for(conn, qv, ids, provider.model)
+    from_db = cosines_for(SqliteSearchReader(conn), qv, ids, provider.model)
     assert from_matrix.keys() == from_db.keys() == set(ids)
     assert all(abs(from_matrix[cid] - from_db[cid]) < 1e-6 for cid in ids)
 
@@ -480,7 +483,7 @@ def test_the_calibrated_full_query_ands_content_words_only(fts_engine: MemoryEng
 
     def full_query_hits(stop_words: bool) -> set[str]:
         hits, probed, _ = keyword_leg(
-            conn,
+            SqliteSearchReader(conn),
             "When did Gina go to a dance class?",
             tokenizer="trigram",
             sources=("memory",),
@@ -615,8 +618,8 @@ def test_calibrated_counts_take_english_words_from_the_word_index(fts_engine: Me
     conn = fts_engine.store.conn()
     total = int(next(iter(conn.execute("SELECT COUNT(*) FROM memory_index_chunks")))[0])
     caches = SearchCaches()
-    on = TermCounts.of(caches, conn, "trigram", total, words=True)
-    off = TermCounts.of(caches, conn, "trigram", total, words=False)
+    on = TermCounts.of(caches, SqliteSearchReader(conn), "trigram", total, words=True)
+    off = TermCounts.of(caches, SqliteSearchReader(conn), "trigram", total, words=False)
     assert on.probe("writ") == sq.document_frequency(conn, "writ", sq.WORDS) == 0  # no such word
     assert on.idf("writ") == sq.document_frequency(conn, "writ", sq.WORD_PREFIXES) > 0
     assert off.idf("writ") == off.probe("writ") == sq.document_frequency(conn, "writ", "trigram")

@@ -36,7 +36,7 @@ def describe(url: str) -> str:
     return f"{user + '@' if user else ''}{host}:{port}/{db}"
 
 
-def _driver() -> Any:
+def driver() -> Any:
     try:
         import psycopg
     except ImportError:
@@ -46,7 +46,7 @@ def _driver() -> Any:
     return psycopg
 
 
-def _reason(exc: Exception) -> str:
+def server_reason(exc: Exception) -> str:
     """The server's or libpq's own words, on one line, without the connection string: the part
     after the last ``failed:`` of ``connection to server … failed: FATAL:  role … does not exist``."""
     lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
@@ -64,12 +64,12 @@ def connect(url: str, *, application: str = "clawmem") -> Any:
     yet created (which needs the right to); refuses when the server does not have it."""
     if not is_postgres_url(url):
         raise StoreUnavailable(f"store.url must start with postgresql:// (got {url.split(':', 1)[0]!r})")
-    psycopg = _driver()
+    psycopg = driver()
     where = describe(url)
     try:
         conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S, application_name=application)
     except psycopg.OperationalError as exc:
-        reason = _reason(exc)
+        reason = server_reason(exc)
         low = reason.lower()
         if any(k in low for k in ("password authentication failed", "no password supplied", 'role "')):
             raise StoreUnavailable(f"PostgreSQL at {where} refused the credentials: {reason}") from None
@@ -79,7 +79,7 @@ def connect(url: str, *, application: str = "clawmem") -> Any:
             ) from None
         raise StoreUnavailable(f"cannot reach PostgreSQL at {where}: {reason}") from None
     except psycopg.Error as exc:
-        raise StoreUnavailable(f"cannot use PostgreSQL at {where}: {_reason(exc)}") from None
+        raise StoreUnavailable(f"cannot use PostgreSQL at {where}: {server_reason(exc)}") from None
     try:
         _ensure_vector(conn, where, psycopg)
     except BaseException:
@@ -106,7 +106,7 @@ def _ensure_vector(conn: Any, where: str, psycopg: Any) -> None:
             conn.rollback()
             raise StoreUnavailable(
                 f"PostgreSQL at {where} has pgvector but it is not enabled in this database, and "
-                f"clawmem may not enable it ({_reason(exc)}): run CREATE EXTENSION vector as its owner"
+                f"clawmem may not enable it ({server_reason(exc)}): run CREATE EXTENSION vector as its owner"
             ) from None
     else:
         conn.rollback()

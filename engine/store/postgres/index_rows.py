@@ -46,7 +46,8 @@ def _vector_text(vector: np.ndarray) -> str:
     return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
-def _insert_chunks(conn: Any, chunks: Sequence[ChunkRow], progress: Callable[[int], None] | None) -> None:
+def insert_chunks(conn: Any, chunks: Sequence[ChunkRow], progress: Callable[[int], None] | None = None) -> None:
+    """Insert chunk rows with their full-text terms (in the caller's transaction)."""
     sql = (
         "INSERT INTO memory_index_chunks (id, path, source, start_line, end_line, hash, model, text, terms, "
         "updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, to_tsvector('simple', %s), %s)"
@@ -76,7 +77,8 @@ def _insert_chunks(conn: Any, chunks: Sequence[ChunkRow], progress: Callable[[in
                 progress(start + len(part))
 
 
-def _insert_vectors(conn: Any, vectors: Mapping[str, np.ndarray]) -> None:
+def insert_vectors(conn: Any, vectors: Mapping[str, np.ndarray]) -> None:
+    """Set chunk vectors, row by row into the HNSW index (in the caller's transaction)."""
     items = list(vectors.items())
     with conn.cursor() as cur:
         for start in range(0, len(items), BATCH):
@@ -89,13 +91,14 @@ def _insert_vectors(conn: Any, vectors: Mapping[str, np.ndarray]) -> None:
             cur.executemany("UPDATE memory_index_chunks SET embedded = TRUE WHERE id = %s", [(cid,) for cid, _ in part])
 
 
-def _take_state(conn: Any) -> None:
+def take_state(conn: Any) -> None:
     """Lock the index's state row for this transaction: writers of one index (on any machine)
     take turns, and each one's counts see what the one before committed."""
     conn.execute("SELECT revision FROM memory_index_state WHERE id = 1 FOR UPDATE")
 
 
-def _bump(conn: Any) -> None:
+def bump(conn: Any) -> None:
+    """A new revision with the counts of now (searches' caches key on it)."""
     conn.execute(
         "UPDATE memory_index_state SET revision = revision + 1, "
         "chunks = (SELECT count(*) FROM memory_index_chunks), "
@@ -118,25 +121,57 @@ def publish(
     (far faster than growing it row by row), which then takes the old table's place; searches
     wait for that swap only, at the very end, not for the rebuild."""
     try:
-        _take_state(conn)
-        dims = vector_dims(conn)
-        conn.execute("DELETE FROM memory_index_chunks")  # provenance, metadata, vectors: ON DELETE CASCADE
-        conn.execute("DELETE FROM memory_index_sources")
-        with conn.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO memory_index_sources (path, source, hash, mtime, size) VALUES (%s, %s, %s, %s, %s)",
-                [(s.path, s.source, s.hash, s.mtime, s.size) for s in sources],
-            )
-        _insert_chunks(conn, chunks, progress)
-        if dims is not None:
-            _swap_in_vectors(conn, dims, vectors)
-        _bump(conn)
+        take_state(conn)
+        fill(conn, sources, chunks, vectors, progress=progress)
+        bump(conn)
         (rev,) = conn.execute("SELECT revision FROM memory_index_state WHERE id = 1").fetchone()
     except BaseException:
         conn.rollback()
         raise
     conn.commit()
     return int(rev)
+
+
+def fill(
+    conn: Any,
+    sources: Sequence[SourceRow],
+    chunks: Sequence[ChunkRow],
+    vectors: Mapping[str, np.ndarray],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> None:
+    """Every file, chunk and vector in place of what the index held, in the caller's
+    transaction (which holds the state row): :func:`publish`'s work, and a first mirror's."""
+    dims = vector_dims(conn)
+    conn.execute("DELETE FROM memory_index_chunks")  # provenance, metadata, vectors: ON DELETE CASCADE
+    conn.execute("DELETE FROM memory_index_sources")
+    with conn.cursor() as cur:
+        cur.executemany(
+            "INSERT INTO memory_index_sources (path, source, hash, mtime, size) VALUES (%s, %s, %s, %s, %s)",
+            [(s.path, s.source, s.hash, s.mtime, s.size) for s in sources],
+        )
+    insert_chunks(conn, chunks, progress)
+    if dims is not None:
+        _swap_in_vectors(conn, dims, vectors)
+
+
+def upsert_source(conn: Any, source: SourceRow) -> None:
+    """One file's row, new or with its new hash (in the caller's transaction)."""
+    conn.execute(
+        "INSERT INTO memory_index_sources (path, source, hash, mtime, size) VALUES (%s, %s, %s, %s, %s) "
+        "ON CONFLICT (path, source) DO UPDATE SET hash = excluded.hash, mtime = excluded.mtime, "
+        "size = excluded.size",
+        (source.path, source.source, source.hash, source.mtime, source.size),
+    )
+
+
+def set_meta(conn: Any, key: str, value: str) -> None:
+    """One index meta value (in the caller's transaction)."""
+    conn.execute(
+        "INSERT INTO memory_index_meta (key, value) VALUES (%s, %s) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
 
 
 def _swap_in_vectors(conn: Any, dims: int, vectors: Mapping[str, np.ndarray]) -> None:
@@ -165,17 +200,12 @@ def _swap_in_vectors(conn: Any, dims: int, vectors: Mapping[str, np.ndarray]) ->
 def replace_file(conn: Any, source: SourceRow, chunks: Sequence[ChunkRow], vectors: Mapping[str, np.ndarray]) -> None:
     """One file's new text (its chunks and the vectors already known), in one transaction."""
     try:
-        _take_state(conn)
+        take_state(conn)
         conn.execute("DELETE FROM memory_index_chunks WHERE path = %s AND source = %s", (source.path, source.source))
-        conn.execute(
-            "INSERT INTO memory_index_sources (path, source, hash, mtime, size) VALUES (%s, %s, %s, %s, %s) "
-            "ON CONFLICT (path, source) DO UPDATE SET hash = excluded.hash, mtime = excluded.mtime, "
-            "size = excluded.size",
-            (source.path, source.source, source.hash, source.mtime, source.size),
-        )
-        _insert_chunks(conn, chunks, None)
-        _insert_vectors(conn, vectors)
-        _bump(conn)
+        upsert_source(conn, source)
+        insert_chunks(conn, chunks, None)
+        insert_vectors(conn, vectors)
+        bump(conn)
     except BaseException:
         conn.rollback()
         raise
@@ -185,7 +215,7 @@ def replace_file(conn: Any, source: SourceRow, chunks: Sequence[ChunkRow], vecto
 def set_vectors(conn: Any, vectors: Mapping[str, np.ndarray]) -> None:
     """Vectors for chunks that have none yet (the embedding pass's commit per batch)."""
     try:
-        _insert_vectors(conn, vectors)
+        insert_vectors(conn, vectors)
     except BaseException:
         conn.rollback()
         raise

@@ -8,7 +8,9 @@ the type, and PostgreSQL's own tools where SQLite used a virtual table:
   and CJK runs as bigrams, since the bundled server has no ``pg_trgm``);
 - vectors: ``memory_index_chunks_vec`` (``vector(dims)``, created once the model's dimensions
   are known) with an HNSW index on cosine distance, like the ``vec0`` table beside SQLite;
-- line vectors, the embedding cache, and the short-term recall signals that searches write.
+- line vectors, and tables for the embedding cache and the short-term recall signals, which the
+  next step fills (today a machine takes other machines' vectors from the published chunks,
+  engine/store/postgres/mirror.py, and records its recall signals in its own SQLite).
 
 Every clawmem process that names the same database and schema shares one index; a schema name
 is one index (``clawmem`` unless ``store.schema`` says otherwise). Sessions, intents and
@@ -149,8 +151,15 @@ CREATE TABLE IF NOT EXISTS memory_short_term_recall_events (
 );
 """
 
+# V2: a sequence number per chunk, the key the in-memory vector matrix and the calibration
+# background page by (SQLite pages by rowid; engine/store/postgres/search_reader.py).
+INDEX_V2 = """
+ALTER TABLE memory_index_chunks ADD COLUMN IF NOT EXISTS seq BIGSERIAL;
+CREATE INDEX IF NOT EXISTS memory_index_chunks_seq ON memory_index_chunks (seq);
+"""
+
 # Ordered migrations of the one component kept on PostgreSQL; never reorder or edit a shipped one.
-MIGRATIONS: Sequence[str] = (INDEX_V1,)
+MIGRATIONS: Sequence[str] = (INDEX_V1, INDEX_V2)
 
 # What ``reset`` empties (the recall store is not derived and stays, as in SQLite).
 DERIVED_TABLES = (

@@ -1,0 +1,245 @@
+"""One memory for several machines (issue 39): ``store.url`` publishes this machine's index to
+PostgreSQL after every sync and searches it there; a machine without the files searches it too.
+
+Real PostgreSQL with pgvector (tests/postgres/conftest.py), real SQLite, the real model where a
+test needs vectors.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clawmem.engine.errors import ClawmemError, ConfigError
+from clawmem.engine.facade import MemoryEngine
+from clawmem.engine.search.explain import keyword_note
+from clawmem.engine.status_lines import status_lines
+from clawmem.engine.store import index_rows, line_vector_rows
+from clawmem.engine.store.postgres.connect import StoreUnavailable
+from clawmem.engine.store.postgres.locks import FileLockTimeout, lock_key
+
+from tests.conftest import make_settings
+
+
+def shared_engine(home: Path, workspace: Path, url: str, schema: str, *, model: bool = True) -> MemoryEngine:
+    home.mkdir(parents=True, exist_ok=True)
+    extra: dict[str, Any] = {"store": {"url": url, "schema": schema}}
+    if not model:
+        extra["embedding"] = {"provider": "none"}
+    return MemoryEngine(make_settings(home, workspace, **extra))
+
+
+def pg_counts(pg_conn: Any, schema: str) -> tuple[int, int, int, int]:
+    """(files, chunks, chunks with a vector, texts with line vectors) of the shared index."""
+    pg_conn.execute(f'SET search_path TO "{schema}", public')
+    files = pg_conn.execute("SELECT count(*) FROM memory_index_sources").fetchone()[0]
+    chunks, embedded = pg_conn.execute(
+        "SELECT count(*), count(*) FILTER (WHERE embedded) FROM memory_index_chunks"
+    ).fetchone()
+    lines = pg_conn.execute("SELECT count(*) FROM memory_index_line_vectors WHERE length(vectors) > 0").fetchone()[0]
+    pg_conn.rollback()
+    return int(files), int(chunks), int(embedded), int(lines)
+
+
+def test_a_sync_publishes_everything_and_a_machine_without_the_files_searches_it(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, pg_conn: Any, default_model_path: Path
+) -> None:
+    a = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema)
+    report = a.sync()
+    assert report.shared is not None and report.shared.full  # the first publish copies all
+    conn = a.store.conn()
+    files = len(index_rows.sources(conn)) + len(index_rows.sources(conn, "sessions"))
+    total, embedded = index_rows.count_chunks(conn)
+    texts, _, _ = line_vector_rows.summary(conn)
+    assert embedded == total > 0 and texts > 0
+    assert pg_counts(pg_conn, pg_schema) == (files, total, embedded, texts)
+
+    # A laptop: its own home, no copy of the workspace, the same shared index.
+    laptop = shared_engine(tmp_path / "laptop", tmp_path / "no-such-folder", pg_url, pg_schema)
+    local = MemoryEngine(make_settings(tmp_path / "local", workspace))  # the same files, SQLite only
+    for query in ("返程车票", "lake view hotel budget"):
+        shared_r = laptop.search(query, record=False)
+        local_r = local.search(query, record=False)
+        assert shared_r.results, query
+        assert shared_r.mode == "hybrid" and shared_r.keyword_ranking == "PostgreSQL ts_rank_cd"
+        assert local_r.keyword_ranking == "SQLite FTS5 BM25"
+        assert shared_r.results[0].path == local_r.results[0].path  # the same answer first
+        # line evidence came along: the same best line for every chunk both returned
+        shared_lines = {h.chunk_id: h.breakdown.line for h in shared_r.results}
+        local_lines = {h.chunk_id: h.breakdown.line for h in local_r.results}
+        common = shared_lines.keys() & local_lines.keys()
+        assert common and {c: shared_lines[c] for c in common} == {c: local_lines[c] for c in common}
+        assert any(line is not None for line in shared_lines.values())
+        ranked = [h for h in shared_r.results if h.breakdown.keyword_raw is not None]
+        assert ranked and "ts_rank_cd" in keyword_note(ranked[0], shared_r.scoring, shared_r.keyword_ranking)
+    for e in (a, laptop, local):
+        e.close()
+
+
+def test_an_edit_replaces_that_file_only_and_a_deleted_file_leaves(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str
+) -> None:
+    a = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema, model=False)
+    a.sync()
+    diary = sorted((workspace / "memory").glob("*.md"))[0]
+    diary.write_text(diary.read_text(encoding="utf-8") + "\n- The kayak club meets at Quarry Bay.\n", encoding="utf-8")
+    edited = a.sync()
+    assert edited.shared is not None and (edited.shared.replaced_files, edited.shared.removed_files) == (1, 0)
+    assert not edited.shared.full
+    laptop = shared_engine(tmp_path / "laptop", tmp_path / "none", pg_url, pg_schema, model=False)
+    found = laptop.search("kayak club", record=False)
+    assert [h.path for h in found.results][:1] == [f"memory/{diary.name}"]
+
+    diary.unlink()
+    gone = a.sync()
+    assert gone.shared is not None and gone.shared.removed_files == 1
+    assert not any(h.path == f"memory/{diary.name}" for h in laptop.search("kayak club", record=False).results)
+    assert gone.shared.revision > edited.shared.revision
+    nothing = a.sync()
+    assert nothing.shared is not None and (nothing.shared.replaced_files, nothing.shared.removed_files) == (0, 0)
+    assert nothing.shared.revision == gone.shared.revision  # nothing changed: no new revision
+    a.close()
+    laptop.close()
+
+
+def test_a_second_machine_embeds_nothing_the_first_one_embedded(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, default_model_path: Path
+) -> None:
+    a = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema)
+    first = a.sync()
+    assert first.embedded > 0 and first.embedded_lines > 0
+    a.close()
+    # The same files on another machine (a copy: its own paths, its own database).
+    copy = shutil.copytree(workspace, tmp_path / "copy")
+    b = shared_engine(tmp_path / "b", copy, pg_url, pg_schema)
+    second = b.sync()
+    assert second.embedded == 0 and second.embedded_lines == 0  # every vector came from PostgreSQL
+    assert second.cache_hits >= first.embedded
+    total, embedded = index_rows.count_chunks(b.store.conn())
+    assert embedded == total
+    r = b.search("返程车票", record=False)
+    assert r.results and any(h.breakdown.line is not None for h in r.results)
+    b.close()
+
+
+def test_an_unreachable_server_is_one_line_and_nothing_is_written(tmp_path: Path, workspace: Path) -> None:
+    url = "postgresql://clawmem:secret@127.0.0.1:9/memory"  # port 9 (discard): nothing listens
+    before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
+    engine = shared_engine(tmp_path / "a", workspace, url, "clawmem", model=False)
+    with pytest.raises(StoreUnavailable) as err:
+        engine.sync()
+    message = str(err.value)
+    assert message.startswith("cannot reach PostgreSQL at clawmem@127.0.0.1:9/memory")
+    assert "\n" not in message and "secret" not in message
+    assert engine.stored_identity() is None and index_rows.count_chunks(engine.store.conn()) == (0, 0)
+    with pytest.raises(StoreUnavailable):
+        engine.search("anything", record=False)
+    assert {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()} == before
+    engine.close()
+
+
+def test_the_setting_comes_from_config_env_or_flag_and_must_be_postgresql(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "h"
+    home.mkdir()
+    assert make_settings(home, workspace).store.url is None  # nothing set: SQLite only
+    monkeypatch.setenv("CLAWMEM_STORE_URL", "postgresql://me@db.local/memory")
+    monkeypatch.setenv("CLAWMEM_STORE_SCHEMA", "team_memory")
+    s = make_settings(home, workspace)
+    assert (s.store.url, s.store.schema) == ("postgresql://me@db.local/memory", "team_memory")
+    monkeypatch.setenv("CLAWMEM_STORE_URL", "mysql://me:pw@db.local/memory")
+    with pytest.raises(ConfigError) as err:
+        make_settings(home, workspace)
+    assert "store.url must be a PostgreSQL URL" in str(err.value) and "pw" not in str(err.value)
+    monkeypatch.delenv("CLAWMEM_STORE_URL")
+    monkeypatch.setenv("CLAWMEM_STORE_SCHEMA", "Robert'); DROP")
+    with pytest.raises(ConfigError, match=r"store\.schema must be a lower-case name"):
+        make_settings(home, workspace)
+
+
+def test_status_names_the_shared_index_and_what_stays_on_this_machine(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str
+) -> None:
+    engine = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema, model=False)
+    engine.sync()
+    lines = dict(status_lines(engine.status()))
+    assert lines["Shared index"].startswith("PostgreSQL 1")
+    assert f"schema {pg_schema} · revision " in lines["Shared index"] and "searched there" in lines["Shared index"]
+    assert "sessions, intents, Dreaming state and recall signals" in lines["On this machine"]
+    engine.close()
+    unreachable = shared_engine(tmp_path / "b", workspace, "postgresql://x@127.0.0.1:9/y", "clawmem", model=False)
+    assert dict(status_lines(unreachable.status()))["Shared index"].startswith("unavailable: cannot reach PostgreSQL")
+    unreachable.close()
+
+
+def test_a_machine_without_the_files_cannot_append_but_says_why(
+    tmp_path: Path, pg_url: str, pg_schema: str, workspace: Path
+) -> None:
+    laptop = shared_engine(tmp_path / "laptop", tmp_path / "none", pg_url, pg_schema, model=False)
+    with pytest.raises(ClawmemError, match="does not exist"):
+        laptop.sync()
+    laptop.close()
+
+
+def test_a_write_waits_for_another_machines_lock_on_the_file_then_writes_or_says_why(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, pg_conn: Any
+) -> None:
+    engine = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema, model=False)
+    assert engine.runtime.shared is not None
+    engine.runtime.shared.lock_timeout = 0.5
+    rel = "memory/2026-11-04.md"
+    snapshot = engine.snapshot(rel)
+    before = (workspace / rel).read_bytes()
+    # Another machine is writing this file: it holds the file's lock in an open transaction.
+    pg_conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(pg_schema, rel),))
+    with pytest.raises(FileLockTimeout) as err:
+        engine.save_file(snapshot, snapshot.text + "- written from the second machine\n")
+    assert str(err.value).startswith(f"{rel} is being written by another clawmem on the shared store")
+    assert (workspace / rel).read_bytes() == before  # nothing was written
+    other = "memory/2026-11-02.md"  # another file is not held up
+    engine.save_file(engine.snapshot(other), engine.snapshot(other).text + "- another file\n")
+    pg_conn.rollback()  # the other machine is done
+    engine.save_file(snapshot, snapshot.text + "- written from the second machine\n")
+    assert (workspace / rel).read_text(encoding="utf-8").endswith("- written from the second machine\n")
+    engine.close()
+
+
+def test_two_machines_publishing_at_once_leave_one_whole_index(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, pg_conn: Any
+) -> None:
+    # Two machines with the same files (copies), each editing a different diary, sync at the same
+    # moment: their publishes take turns on the shared index's state row, and both edits are there.
+    copies = [shutil.copytree(workspace, tmp_path / f"ws{i}") for i in range(2)]
+    engines = [shared_engine(tmp_path / f"m{i}", ws, pg_url, pg_schema, model=False) for i, ws in enumerate(copies)]
+    engines[0].sync()
+    diaries = sorted(p.name for p in (workspace / "memory").glob("2026-*.md"))[:2]
+    for ws in copies:  # both copies get both edits, as a shared volume would show them
+        for name, word in zip(diaries, ("heron", "osprey"), strict=True):
+            path = ws / "memory" / name
+            path.write_text(path.read_text(encoding="utf-8") + f"\n- A {word} nests by the pier.\n", encoding="utf-8")
+    errors: list[BaseException] = []
+
+    def sync(e: MemoryEngine) -> None:
+        try:
+            e.sync()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=sync, args=(e,)) for e in engines]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    laptop = shared_engine(tmp_path / "laptop", tmp_path / "none", pg_url, pg_schema, model=False)
+    for name, word in zip(diaries, ("heron", "osprey"), strict=True):
+        assert [h.path for h in laptop.search(f"{word} nests", record=False).results][:1] == [f"memory/{name}"]
+    conn = engines[0].store.conn()
+    files = len(index_rows.sources(conn)) + len(index_rows.sources(conn, "sessions"))
+    assert pg_counts(pg_conn, pg_schema)[:2] == (files, index_rows.count_chunks(conn)[0])
+    for e in (*engines, laptop):
+        e.close()
