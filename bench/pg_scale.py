@@ -105,7 +105,10 @@ def load_into_postgres(conn: Any, home: Path, schema: str) -> dict[str, object]:
     conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     conn.commit()
     ensure_schema(conn, schema)
-    conn.execute("SET maintenance_work_mem = '1GB'")
+    # The HNSW build keeps its graph in maintenance memory and slows down badly once it outgrows
+    # it: 1 GB held 100k chunks of 384 dims with room to spare; 4 GB for 1M.
+    memory_gb = max(1, min(8, -(-len(ids) // 250_000)))
+    conn.execute(f"SET maintenance_work_mem = '{memory_gb}GB'")
     conn.commit()
     t0 = time.perf_counter()
     stats = mirror.publish_changes(

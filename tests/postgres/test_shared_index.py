@@ -7,6 +7,7 @@ test needs vectors.
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from pathlib import Path
@@ -21,7 +22,7 @@ from clawmem.engine.store import index_rows, line_vector_rows
 from clawmem.engine.store.postgres.connect import StoreUnavailable
 from clawmem.engine.store.postgres.locks import FileLockTimeout, lock_key
 
-from tests.conftest import make_settings
+from tests.conftest import FIXTURES, make_settings
 
 
 def shared_engine(home: Path, workspace: Path, url: str, schema: str, *, model: bool = True) -> MemoryEngine:
@@ -92,6 +93,11 @@ def test_an_edit_replaces_that_file_only_and_a_deleted_file_leaves(
     laptop = shared_engine(tmp_path / "laptop", tmp_path / "none", pg_url, pg_schema, model=False)
     found = laptop.search("kayak club", record=False)
     assert [h.path for h in found.results][:1] == [f"memory/{diary.name}"]
+    # the path leg reads the shared index's paths too: a part of a file name finds that file
+    # (the whole stem is an exact tier; the month and day alone go through the paths' terms)
+    for part in (diary.stem, diary.stem[5:]):
+        by_path = laptop.search(part, legs="keyword", record=False)
+        assert any(h.path == f"memory/{diary.name}" and "path" in h.legs for h in by_path.results), part
 
     diary.unlink()
     gone = a.sync()
@@ -243,3 +249,54 @@ def test_two_machines_publishing_at_once_leave_one_whole_index(
     assert pg_counts(pg_conn, pg_schema)[:2] == (files, index_rows.count_chunks(conn)[0])
     for e in (*engines, laptop):
         e.close()
+
+
+def test_a_common_terms_count_is_exact_up_to_a_cap_then_estimated_from_a_sample(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from clawmem.engine.store.postgres import search_reader as psr
+
+    engine = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema, model=False)
+    engine.sync()
+    shared = engine.runtime.shared
+    assert shared is not None
+    with shared.connection() as pg:
+        reader = psr.PostgresSearchReader(pg, shared.key)
+        total = reader.index_state().chunks
+        pg.execute(f'SET search_path TO "{pg_schema}", public')
+        holders = [
+            int(r[0])
+            for r in pg.execute(
+                "SELECT seq FROM memory_index_chunks WHERE terms @@ to_tsquery('simple', 'the:*') ORDER BY seq"
+            ).fetchall()
+        ]
+        seqs = [int(r[0]) for r in pg.execute("SELECT seq FROM memory_index_chunks ORDER BY seq").fetchall()]
+        pg.rollback()
+        exact = len(holders)
+        assert 3 < exact < total
+        assert reader.document_frequency("the", "words") == exact  # under the cap: counted
+        monkeypatch.setattr(psr, "DF_EXACT", 2)
+        assert reader.document_frequency("the", "words") == exact  # the sample is every chunk: still exact
+        monkeypatch.setattr(psr, "DF_SAMPLE", 6)
+        in_sample = sum(1 for s in holders if s in set(seqs[:6]))
+        assert reader.document_frequency("the", "words") == max(3, round(in_sample * total / 6))
+    engine.close()
+
+
+def test_the_fixtures_forty_queries_get_the_same_answers_from_the_shared_index(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, default_model_path: Path
+) -> None:
+    # bench/pg_vs_sqlite.py measured it: with the product's defaults the keyword engine decides
+    # only which candidates come in, so both stores return the same top 5 for every fixture query.
+    queries = json.loads((FIXTURES / "queries.json").read_text(encoding="utf-8"))["queries"]
+    publisher = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema)
+    publisher.sync()
+    publisher.close()
+    local = MemoryEngine(make_settings(tmp_path / "a", workspace))  # the same index, read from SQLite
+    laptop = shared_engine(tmp_path / "laptop", tmp_path / "none", pg_url, pg_schema)
+    for q in queries:
+        on_sqlite = [(h.chunk_id, h.breakdown.line) for h in local.search(q["query"], record=False, sync=False).results]
+        on_pg = [(h.chunk_id, h.breakdown.line) for h in laptop.search(q["query"], record=False).results]
+        assert on_pg[:5] == on_sqlite[:5], q["query"]
+    local.close()
+    laptop.close()

@@ -102,7 +102,8 @@ def bump(conn: Any) -> None:
     conn.execute(
         "UPDATE memory_index_state SET revision = revision + 1, "
         "chunks = (SELECT count(*) FROM memory_index_chunks), "
-        "sources = (SELECT count(*) FROM memory_index_sources) WHERE id = 1"
+        "sources = (SELECT count(*) FROM memory_index_sources), "
+        "vectors = (SELECT count(*) FROM memory_index_chunks WHERE embedded) WHERE id = 1"
     )
 
 
@@ -147,8 +148,9 @@ def fill(
     conn.execute("DELETE FROM memory_index_sources")
     with conn.cursor() as cur:
         cur.executemany(
-            "INSERT INTO memory_index_sources (path, source, hash, mtime, size) VALUES (%s, %s, %s, %s, %s)",
-            [(s.path, s.source, s.hash, s.mtime, s.size) for s in sources],
+            "INSERT INTO memory_index_sources (path, source, hash, mtime, size, terms) "
+            "VALUES (%s, %s, %s, %s, %s, to_tsvector('simple', %s))",
+            [(s.path, s.source, s.hash, s.mtime, s.size, document_terms(s.path)) for s in sources],
         )
     insert_chunks(conn, chunks, progress)
     if dims is not None:
@@ -158,10 +160,19 @@ def fill(
 def upsert_source(conn: Any, source: SourceRow) -> None:
     """One file's row, new or with its new hash (in the caller's transaction)."""
     conn.execute(
-        "INSERT INTO memory_index_sources (path, source, hash, mtime, size) VALUES (%s, %s, %s, %s, %s) "
+        "INSERT INTO memory_index_sources (path, source, hash, mtime, size, terms) "
+        "VALUES (%s, %s, %s, %s, %s, to_tsvector('simple', %s)) "
         "ON CONFLICT (path, source) DO UPDATE SET hash = excluded.hash, mtime = excluded.mtime, "
-        "size = excluded.size",
-        (source.path, source.source, source.hash, source.mtime, source.size),
+        "size = excluded.size, terms = excluded.terms",
+        (source.path, source.source, source.hash, source.mtime, source.size, document_terms(source.path)),
+    )
+
+
+def count_vectors(conn: Any) -> None:
+    """The state row's count of chunks with a vector, after vectors alone changed (in the caller's
+    transaction; :func:`bump` counts them too)."""
+    conn.execute(
+        "UPDATE memory_index_state SET vectors = (SELECT count(*) FROM memory_index_chunks WHERE embedded) WHERE id = 1"
     )
 
 
@@ -216,6 +227,7 @@ def set_vectors(conn: Any, vectors: Mapping[str, np.ndarray]) -> None:
     """Vectors for chunks that have none yet (the embedding pass's commit per batch)."""
     try:
         insert_vectors(conn, vectors)
+        count_vectors(conn)
     except BaseException:
         conn.rollback()
         raise

@@ -148,12 +148,10 @@ def _local_vectors(local: apsw.Connection, ids: Sequence[str]) -> dict[str, tupl
     return out
 
 
-def _local_lines(local: apsw.Connection, provider_key: str) -> dict[str, tuple[bytes, bytes]]:
+def _local_line_hashes(local: apsw.Connection, provider_key: str) -> set[str]:
     return {
-        r[0]: (bytes(r[1]), bytes(r[2]))
-        for r in local.execute(
-            "SELECT hash, vectors, line_keys FROM memory_index_line_vectors WHERE provider_key = ?", (provider_key,)
-        )
+        str(r[0])
+        for r in local.execute("SELECT hash FROM memory_index_line_vectors WHERE provider_key = ?", (provider_key,))
     }
 
 
@@ -172,8 +170,9 @@ def _write_extras(pg: Any, files: Sequence[FileRows]) -> None:
         )
 
 
-def _write_lines(pg: Any, provider_key: str | None, lines: dict[str, tuple[bytes, bytes]]) -> int:
-    """The line vectors the shared index lacks, then a sweep of those no chunk holds."""
+def _write_lines(pg: Any, local: apsw.Connection, provider_key: str | None) -> int:
+    """The line vectors the shared index lacks, copied in batches (a large index's are gigabytes:
+    never all in memory), then a sweep of those no chunk holds."""
     if provider_key is None:
         return 0
     have = {
@@ -181,13 +180,24 @@ def _write_lines(pg: Any, provider_key: str | None, lines: dict[str, tuple[bytes
         for r in pg.execute("SELECT hash FROM memory_index_line_vectors WHERE provider_key = %s", (provider_key,))
     }
     held = {str(r[0]) for r in pg.execute("SELECT DISTINCT hash FROM memory_index_chunks")}
-    new = [(h, blob, keys) for h, (blob, keys) in lines.items() if h not in have and h in held]
+    new = sorted((_local_line_hashes(local, provider_key) & held) - have)
     with pg.cursor() as cur:
-        cur.executemany(
-            "INSERT INTO memory_index_line_vectors (hash, provider_key, vectors, line_keys) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (hash, provider_key) DO UPDATE SET vectors = excluded.vectors, line_keys = excluded.line_keys",
-            [(h, provider_key, blob, keys) for h, blob, keys in new],
-        )
+        for start in range(0, len(new), IN_BATCH):
+            batch = new[start : start + IN_BATCH]
+            marks = ", ".join("?" for _ in batch)
+            cur.executemany(
+                "INSERT INTO memory_index_line_vectors (hash, provider_key, vectors, line_keys) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (hash, provider_key) "
+                "DO UPDATE SET vectors = excluded.vectors, line_keys = excluded.line_keys",
+                [
+                    (h, provider_key, bytes(blob), bytes(keys))
+                    for h, blob, keys in local.execute(
+                        "SELECT hash, vectors, line_keys FROM memory_index_line_vectors "
+                        f"WHERE provider_key = ? AND hash IN ({marks})",
+                        (provider_key, *batch),
+                    )
+                ],
+            )
     pg.execute(
         "DELETE FROM memory_index_line_vectors l WHERE provider_key != %s "
         "OR NOT EXISTS (SELECT 1 FROM memory_index_chunks c WHERE c.hash = l.hash)",
@@ -215,12 +225,11 @@ def publish_changes(
     if dims is not None:
         ensure_vec_table(pg, dims)  # commits: before the publish's own transaction
     mine = _local_sources(local)
-    lines = _local_lines(local, provider_key) if provider_key else {}
     try:
         pg_rows.take_state(pg)
         shared = _shared_sources(pg)
         if mine and (full or not shared or _identity(pg) != identity or _many_waiting(pg, local, dims)):
-            return _publish_all(local, pg, mine, provider_key, lines, identity, progress)
+            return _publish_all(local, pg, mine, provider_key, identity, progress)
         changed = [src for key, src in sorted(mine.items()) if shared.get(key) != src.hash]
         removed = sorted(set(shared) - set(mine))
         for path, source in removed:
@@ -247,11 +256,13 @@ def publish_changes(
                     [(model, cid) for cid, (_, model) in since.items()],
                 )
             vectors = len(fresh)
-        n_lines = _write_lines(pg, provider_key, lines)
+        n_lines = _write_lines(pg, local, provider_key)
         if identity is not None:
             pg_rows.set_meta(pg, "identity", identity)
         if files or removed:
             pg_rows.bump(pg)
+        elif vectors:
+            pg_rows.count_vectors(pg)
         (rev,) = pg.execute("SELECT revision FROM memory_index_state WHERE id = 1").fetchone()
     except BaseException:
         pg.rollback()
@@ -265,7 +276,6 @@ def _publish_all(
     pg: Any,
     mine: dict[tuple[str, str], pg_rows.SourceRow],
     provider_key: str | None,
-    lines: dict[str, tuple[bytes, bytes]],
     identity: str | None,
     progress: Callable[[int], None] | None,
 ) -> PublishStats:
@@ -280,7 +290,7 @@ def _publish_all(
         progress=progress,
     )
     _write_extras(pg, files)
-    n_lines = _write_lines(pg, provider_key, lines)
+    n_lines = _write_lines(pg, local, provider_key)
     if identity is not None:
         pg_rows.set_meta(pg, "identity", identity)
     pg_rows.bump(pg)

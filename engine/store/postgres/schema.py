@@ -158,8 +158,23 @@ ALTER TABLE memory_index_chunks ADD COLUMN IF NOT EXISTS seq BIGSERIAL;
 CREATE INDEX IF NOT EXISTS memory_index_chunks_seq ON memory_index_chunks (seq);
 """
 
+# V3: the number of chunks with a vector kept in the state row, as the chunks and files are: a
+# search asks for it (coverage, the matrix's and the background's cache keys), and counting 100k
+# rows took 80 ms each time; and each file's path as full-text terms with a GIN index, for the
+# path leg, which scanned every file with LIKE (10 ms a probe at 100k; bench/RESULTS.md §3b).
+# Paths indexed before V3 get their words split on anything not a letter or digit here (a CJK run
+# stays one term until a publish writes the file again with clawmem's own terms, fulltext.py).
+INDEX_V3 = """
+ALTER TABLE memory_index_state ADD COLUMN IF NOT EXISTS vectors BIGINT NOT NULL DEFAULT 0;
+UPDATE memory_index_state SET vectors = (SELECT count(*) FROM memory_index_chunks WHERE embedded) WHERE id = 1;
+ALTER TABLE memory_index_sources ADD COLUMN IF NOT EXISTS terms TSVECTOR;
+UPDATE memory_index_sources SET terms = to_tsvector('simple', regexp_replace(lower(path), '[^[:alnum:]]+', ' ', 'g'))
+    WHERE terms IS NULL;
+CREATE INDEX IF NOT EXISTS memory_index_sources_terms ON memory_index_sources USING gin (terms);
+"""
+
 # Ordered migrations of the one component kept on PostgreSQL; never reorder or edit a shipped one.
-MIGRATIONS: Sequence[str] = (INDEX_V1, INDEX_V2)
+MIGRATIONS: Sequence[str] = (INDEX_V1, INDEX_V2, INDEX_V3)
 
 # What ``reset`` empties (the recall store is not derived and stays, as in SQLite).
 DERIVED_TABLES = (
@@ -238,6 +253,7 @@ def ensure_vec_table(conn: Any, dims: int) -> None:
     if current is not None and current != dims:
         conn.execute("DROP TABLE memory_index_chunks_vec")
         conn.execute("UPDATE memory_index_chunks SET embedded = FALSE")
+        conn.execute("UPDATE memory_index_state SET vectors = 0 WHERE id = 1")
     conn.execute(
         "CREATE TABLE IF NOT EXISTS memory_index_chunks_vec ("
         "id TEXT PRIMARY KEY REFERENCES memory_index_chunks (id) ON DELETE CASCADE, "

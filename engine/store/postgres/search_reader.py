@@ -30,6 +30,8 @@ from clawmem.engine.store.postgres import vector_rows
 from clawmem.engine.store.postgres.fulltext import all_terms_query, term_query
 from clawmem.engine.store.postgres.schema import vector_dims
 
+DF_EXACT = 5_000  # chunks counted exactly for a term's document frequency …
+DF_SAMPLE = 2_000  # … and past that, the first chunks the estimate is taken from
 EF_SEARCH = 400  # HNSW candidate list (bench/pg_scale.py: recall@10 0.928 at 100k, 0.687 at 100)
 _QUOTED = re.compile(r'"([^"]*)"')
 _DIARY = r"^memory/[0-9]{4}-[0-9]{2}-[0-9]{2}\.md$"
@@ -64,6 +66,7 @@ class PostgresSearchReader:
     def __init__(self, conn: Any, key: str) -> None:
         self.conn = conn
         self._key = key
+        self._seen: tuple[index_rows.IndexState, int] | None = None
 
     @property
     def key(self) -> str:
@@ -128,20 +131,21 @@ class PostgresSearchReader:
         return self.body_match(term, (), sources, limit, phrases=(term,))
 
     def path_match(self, match: str, sources: Sequence[str], limit: int) -> list[q.PathRow]:
-        """Files whose path holds every quoted token of ``match``, ranked by the share of the
-        path the tokens cover (longer covered share first, then the path)."""
+        """Files whose path holds every quoted token of ``match`` (its terms through the GIN index,
+        a word as a prefix as in the body; then each token as a substring of the path), ranked by
+        the share of the path the tokens cover (then the path)."""
         tokens = [t.lower() for t in _QUOTED.findall(match) if t.strip()]
-        if not tokens:
+        tsquery = all_terms_query(tokens)
+        if not tokens or tsquery is None:
             return []
-        params: list[Any] = []
-        where = " AND ".join("lower(path) LIKE %s" for _ in tokens)
+        params: list[Any] = [sum(len(t) for t in tokens), tsquery]
+        likes = "".join(" AND lower(path) LIKE %s" for _ in tokens)
         params.extend(_like(t) for t in tokens)
-        covered = sum(len(t) for t in tokens)
         src = _sources(sources, "source", params)
         rows = self._rows(
-            f"SELECT path, source, %s::real / greatest(length(path), 1) AS share FROM memory_index_sources "
-            f"WHERE {where}{src} ORDER BY share DESC, path LIMIT %s",
-            [covered, *params, limit],
+            "SELECT path, source, %s::real / greatest(length(path), 1) AS share FROM memory_index_sources "
+            f"WHERE terms @@ to_tsquery('simple', %s){likes}{src} ORDER BY share DESC, path LIMIT %s",
+            [*params, limit],
         )
         return [q.PathRow(r[0], r[1], -float(r[2])) for r in rows]
 
@@ -216,8 +220,8 @@ class PostgresSearchReader:
         return [q.VectorRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], float(r[6])) for r in rows]
 
     def vector_count(self) -> int:
-        (n,) = self._rows("SELECT count(*) FROM memory_index_chunks WHERE embedded")[0]
-        return int(n)
+        """Chunks with a vector, as the state row keeps them (one search reads one state)."""
+        return self._state()[1]
 
     def has_filtered_vectors(self, model: str, sources: Sequence[str]) -> bool:
         params: list[Any] = [model]
@@ -286,12 +290,28 @@ class PostgresSearchReader:
 
     def document_frequency(self, term: str, tokenizer: str, total: int | None = None) -> int:
         """Chunks whose terms hold ``term`` as the keyword leg matches it (a word as a prefix, a
-        CJK term as its bigrams), whatever SQLite index the tokenizer names."""
+        CJK term as its bigrams), whatever SQLite index the tokenizer names: exact up to
+        DF_EXACT chunks; past that estimated from the first DF_SAMPLE chunks (by sequence,
+        deterministic), as SQLite estimates a count no index answers (search_queries.py). A
+        common prefix ("go" → going, good, Google …) held by half of 100k chunks took 0.43 s to
+        count exactly; a document frequency only weights a query concept."""
         expr = term_query(term)
         if expr is None:
             return 0
-        (n,) = self._rows("SELECT count(*) FROM memory_index_chunks WHERE terms @@ to_tsquery('simple', %s)", [expr])[0]
-        return int(n)
+        (n,) = self._rows(
+            "SELECT count(*) FROM (SELECT 1 FROM memory_index_chunks WHERE terms @@ to_tsquery('simple', %s) "
+            "LIMIT %s) x",
+            [expr, DF_EXACT + 1],
+        )[0]
+        if n <= DF_EXACT:
+            return int(n)
+        chunks = total if total is not None else self.index_state().chunks
+        (sampled,) = self._rows(
+            "SELECT count(*) FROM (SELECT terms FROM memory_index_chunks ORDER BY seq LIMIT %s) s "
+            "WHERE terms @@ to_tsquery('simple', %s)",
+            [DF_SAMPLE, expr],
+        )[0]
+        return max(DF_EXACT + 1, round(int(sampled) * chunks / min(DF_SAMPLE, max(chunks, 1))))
 
     def diary_chunk_counts(self, first: str, last: str) -> dict[str, int]:
         rows = self._rows(
@@ -315,5 +335,13 @@ class PostgresSearchReader:
         return vector_rows.lines_for_hashes(self.conn, hashes, provider_key)
 
     def index_state(self) -> index_rows.IndexState:
-        rows = self._rows("SELECT revision, chunks, sources FROM memory_index_state WHERE id = 1")
-        return index_rows.IndexState(*(int(x) for x in rows[0])) if rows else index_rows.IndexState(0, 0, 0)
+        return self._state()[0]
+
+    def _state(self) -> tuple[index_rows.IndexState, int]:
+        """The state row (revision, counts, vectors), read once per reader: a reader serves one
+        search, which asks for it a dozen times and should see one index state throughout."""
+        if self._seen is None:
+            rows = self._rows("SELECT revision, chunks, sources, vectors FROM memory_index_state WHERE id = 1")
+            r = [int(x) for x in rows[0]] if rows else [0, 0, 0, 0]
+            self._seen = (index_rows.IndexState(r[0], r[1], r[2]), r[3])
+        return self._seen

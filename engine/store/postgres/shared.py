@@ -115,10 +115,9 @@ class SharedIndex:
         try:
             with self.connection() as conn:
                 pg, vector = server_version(conn)
-                revision, chunks, files = conn.execute(
-                    "SELECT revision, chunks, sources FROM memory_index_state WHERE id = 1"
+                revision, chunks, files, embedded = conn.execute(
+                    "SELECT revision, chunks, sources, vectors FROM memory_index_state WHERE id = 1"
                 ).fetchone()
-                (embedded,) = conn.execute("SELECT count(*) FROM memory_index_chunks WHERE embedded").fetchone()
         except StoreUnavailable as exc:
             return f"unavailable: {exc}"
         return (
