@@ -6,6 +6,7 @@ multilingual GGUF model (converted once per machine into .cache/models and share
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -48,7 +49,34 @@ def home(tmp_path: Path) -> Path:
     return h
 
 
+def _store_url() -> str | None:
+    """Where the engines the tests make keep a shared index: none (SQLite only, the default);
+    CLAWMEM_TEST_STORE_URL's PostgreSQL; or, with CLAWMEM_TEST_STORE=postgresql, a server the
+    ``pgserver`` wheel starts for this test process (``make test`` runs the search tests so too)."""
+    url = os.environ.get("CLAWMEM_TEST_STORE_URL")
+    if url or os.environ.get("CLAWMEM_TEST_STORE") != "postgresql":
+        return url
+    import atexit
+    import tempfile
+
+    import pgserver
+
+    os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="clawmem-test-run-"))  # pgserver asks for one
+    data = Path(tempfile.mkdtemp(prefix="clawmem-test-pg-"))
+    server = pgserver.get_server(data, cleanup_mode="delete")
+    atexit.register(server.cleanup)
+    return str(server.get_uri())
+
+
+# Set, every engine the tests make (make_settings) publishes to and searches that PostgreSQL, one
+# schema per home: the same tests on the other store (README, "Tests").
+STORE_URL = _store_url()
+
+
 def make_settings(home: Path, workspace: Path, **overrides: dict[str, object]) -> Settings:
+    if STORE_URL and "store" not in overrides:  # one schema per home: its engines share their index
+        schema = "t_" + hashlib.blake2b(str(home.resolve()).encode(), digest_size=6).hexdigest()
+        overrides = {**overrides, "store": {"url": STORE_URL, "schema": schema}}
     return load_settings(home=home, workspace=workspace, overrides=overrides or None)
 
 

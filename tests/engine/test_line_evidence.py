@@ -14,7 +14,7 @@ from clawmem.engine.index.line_evidence import MIN_LINES, evidence_lines
 from clawmem.engine.store import line_vector_rows
 from clawmem.engine.store.schema import DERIVED_TABLES
 
-from tests.conftest import make_settings
+from tests.conftest import STORE_URL, make_settings
 
 # A transcript-like diary: one chunk of nine turns, only one of them about the boat trip.
 DIARY = """# Session 3 — 8 May 2026
@@ -283,6 +283,7 @@ def test_line_vectors_off_skips_the_pass_and_the_evidence(tmp_path: Path, defaul
         engine.close()
 
 
+@pytest.mark.skipif(STORE_URL is not None, reason="it edits the local SQLite index behind the engine's back")
 def test_a_sync_with_no_index_change_skips_the_line_scan(diary_engine: MemoryEngine) -> None:
     conn = diary_engine.store.conn()
     with conn:  # a row gone behind the pass's back: only a scan would notice

@@ -92,35 +92,39 @@ class PostgresSearchReader:
         *,
         phrases: Sequence[str] = (),
     ) -> list[q.BodyRow]:
-        """Chunks holding every MATCH term (full text) and every substring (``ILIKE``, but a
-        CJK substring goes through the bigrams), best ``ts_rank_cd`` first; substring-only
-        rows have no rank. ``phrase_hits`` is SQLite's shortcut and not needed here."""
-        terms = list(phrases) if match else []
-        likes: list[str] = []
-        for s in substrings:
-            (terms if term_query(s) and not s.isascii() else likes).append(s)
-        tsquery = all_terms_query(terms) if terms else None
-        if terms and tsquery is None and not likes:
+        """Chunks holding every MATCH term (full text) and every substring (``ILIKE``; a CJK one
+        through its bigrams), best ``ts_rank_cd`` of the MATCH terms first. As on SQLite, the
+        substrings only filter: rows found by them alone have no rank (OpenClaw's scoring gives
+        them its boost only). ``phrase_hits`` is SQLite's shortcut and not needed here."""
+        ranked = all_terms_query(list(phrases)) if match else None
+        if match and ranked is None and not substrings:
             return []
-        if tsquery is None and not likes:
+        cjk = [s for s in substrings if not s.isascii() and term_query(s)]
+        likes = [s for s in substrings if s not in cjk]
+        return self._match(ranked, all_terms_query(cjk) if cjk else None, likes, sources, limit)
+
+    def _match(
+        self, ranked: str | None, required: str | None, likes: Sequence[str], sources: Sequence[str], limit: int
+    ) -> list[q.BodyRow]:
+        """Chunks matching ``ranked`` and ``required`` (tsquery texts) and holding every ``likes``
+        substring, by ``ts_rank_cd`` of ``ranked`` (rank None without it)."""
+        if ranked is None and required is None and not likes:
             return []
         params: list[Any] = []
         where = ["TRUE"]
-        rank = "NULL::real"
-        if tsquery is not None:
-            params.append(tsquery)
+        for tsquery in (t for t in (ranked, required) if t is not None):
             where.append("terms @@ to_tsquery('simple', %s)")
-            rank = "ts_rank_cd(terms, to_tsquery('simple', %s))"
+            params.append(tsquery)
         for s in likes:
             where.append("text ILIKE %s")
             params.append(_like(s))
         sql_where = " AND ".join(where) + _sources(sources, "source", params)
-        order = "rank DESC, id" if tsquery is not None else "id"
-        rank_params = [tsquery] if tsquery is not None else []
+        rank = "ts_rank_cd(terms, to_tsquery('simple', %s))" if ranked is not None else "NULL::real"
+        order = "rank DESC, id" if ranked is not None else "id"
         rows = self._rows(
             f"SELECT id, path, source, start_line, end_line, text, {rank} AS rank FROM memory_index_chunks "
             f"WHERE {sql_where} ORDER BY {order} LIMIT %s",
-            [*rank_params, *params, limit],
+            [*([ranked] if ranked is not None else []), *params, limit],
         )
         return [
             q.BodyRow(r[0], r[1], r[2], int(r[3]), int(r[4]), r[5], -float(r[6]) if r[6] is not None else None)
@@ -128,7 +132,13 @@ class PostgresSearchReader:
         ]
 
     def word_match(self, term: str, sources: Sequence[str], limit: int) -> list[q.BodyRow]:
-        return self.body_match(term, (), sources, limit, phrases=(term,))
+        """One English word's chunks, as SQLite's word index finds them (the word and the words of
+        its stem, engine/store/word_index.py): the chunks holding a word that starts with the
+        word's Snowball stem (PostgreSQL's ``english_stem``: "volunteering" → volunt: volunteers,
+        volunteered), ranked by ``ts_rank_cd``."""
+        rows = self._rows("SELECT (ts_lexize('english_stem', lower(%s)))[1]", [term])
+        stem = str(rows[0][0]) if rows and rows[0][0] else term
+        return self._match(term_query(stem), None, (), sources, limit)
 
     def path_match(self, match: str, sources: Sequence[str], limit: int) -> list[q.PathRow]:
         """Files whose path holds every quoted token of ``match`` (its terms through the GIN index,
