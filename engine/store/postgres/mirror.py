@@ -279,7 +279,8 @@ def _publish_all(
     identity: str | None,
     progress: Callable[[int], None] | None,
 ) -> PublishStats:
-    """The first publish: every file, in the same transaction the caller opened (and commits here)."""
+    """Every file anew (the first publish, a rebuild, another identity), in the transaction the
+    caller opened and holds the state row in; committed here."""
     files = [_file_rows(local, src) for _, src in sorted(mine.items())]
     vectors = {cid: v for f in files for cid, v in f.vectors.items()}
     pg_rows.fill(
