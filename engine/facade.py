@@ -123,6 +123,12 @@ class MemoryEngine:
         return self.runtime.workspace
 
     @property
+    def shared_index(self) -> str | None:
+        """Where the index is shared (store.url: ``user@host:port/db, schema s``), or None."""
+        shared = self.runtime.shared
+        return shared.where if shared is not None else None
+
+    @property
     def provider_loaded(self) -> bool:
         return self.index.provider_loaded
 

@@ -153,6 +153,7 @@ class ClawmemApp(App[int]):
         self.status_bar = main.query_one(StatusBar)
         self.panes = {pane_id: main.query_one(cls) for pane_id, _, _, cls in PANES}
         self.status_bar.workspace = str(self.engine.workspace)
+        self.status_bar.shared = self.engine.shared_index or ""
         if self.engine.openclaw is not None:
             state_dir = str(self.engine.openclaw.found.state_dir)
             self.status_bar.openclaw = state_dir

@@ -32,6 +32,8 @@ async def test_the_app_publishes_searches_the_shared_index_and_says_so(
         assert await wait_for(pilot, lambda: pane.response is not None, timeout=20)
         assert pane.response is not None and pane.response.results
         assert pane.response.keyword_ranking == "PostgreSQL ts_rank_cd"  # read from the shared index
+        assert f"⇄ shared index {engine.shared_index}" in str(app.status_bar.render())
+        assert engine.shared_index is not None and f"schema {pg_schema}" in engine.shared_index
         await pilot.press("4")  # the Status pane
         await settle(pilot)
 

@@ -27,6 +27,7 @@ class StatusBar(Static):
     mode: reactive[str] = reactive("")
     warning: reactive[str] = reactive("")
     openclaw: reactive[str] = reactive("")  # the OpenClaw state dir (``clawmem --openclaw``), or ""
+    shared: reactive[str] = reactive("")  # where the index is shared (store.url), or ""
 
     def progress(self, phase: str, done: int, total: int, detail: str = "", seconds_left: float | None = None) -> None:
         if phase == "model":
@@ -62,6 +63,8 @@ class StatusBar(Static):
             parts.append((f"⚠ {self.warning}", "bold yellow", True))
         if self.openclaw:
             parts.append((f"◆ OpenClaw home {home_relative(self.openclaw)} · its databases read-only", "magenta", True))
+        if self.shared:
+            parts.append((f"⇄ shared index {self.shared}", "cyan", True))
         if self.mode:
             parts.append((self.mode, "", False))
         parts.append((home_relative(self.workspace), "bold", True))
