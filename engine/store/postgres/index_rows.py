@@ -42,7 +42,8 @@ class ChunkRow:
     updated_at: float
 
 
-def _vector_text(vector: np.ndarray) -> str:
+def vector_text(vector: np.ndarray) -> str:
+    """A vector as pgvector's text form, ``[x,y,…]``."""
     return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
@@ -86,7 +87,7 @@ def insert_vectors(conn: Any, vectors: Mapping[str, np.ndarray]) -> None:
             cur.executemany(
                 "INSERT INTO memory_index_chunks_vec (id, embedding) VALUES (%s, %s::vector) "
                 "ON CONFLICT (id) DO UPDATE SET embedding = excluded.embedding",
-                [(cid, _vector_text(v)) for cid, v in part],
+                [(cid, vector_text(v)) for cid, v in part],
             )
             cur.executemany("UPDATE memory_index_chunks SET embedded = TRUE WHERE id = %s", [(cid,) for cid, _ in part])
 
@@ -194,7 +195,7 @@ def _swap_in_vectors(conn: Any, dims: int, vectors: Mapping[str, np.ndarray]) ->
     )
     with conn.cursor() as cur, cur.copy("COPY memory_index_chunks_vec_next (id, embedding) FROM STDIN") as copy:
         for cid, vector in vectors.items():
-            copy.write_row((cid, _vector_text(vector)))
+            copy.write_row((cid, vector_text(vector)))
     conn.execute(
         "CREATE INDEX memory_index_chunks_vec_next_hnsw ON memory_index_chunks_vec_next "
         "USING hnsw (embedding vector_cosine_ops)"
@@ -223,15 +224,9 @@ def replace_file(conn: Any, source: SourceRow, chunks: Sequence[ChunkRow], vecto
     conn.commit()
 
 
-def set_vectors(conn: Any, vectors: Mapping[str, np.ndarray]) -> None:
-    """Vectors for chunks that have none yet (the embedding pass's commit per batch)."""
-    try:
-        insert_vectors(conn, vectors)
-        count_vectors(conn)
-    except BaseException:
-        conn.rollback()
-        raise
-    conn.commit()
+def vector_blob(binary: bytes) -> bytes:
+    """pgvector's binary form (int16 dims, int16 unused, big-endian float4s) as clawmem's float32 blob."""
+    return np.frombuffer(binary, dtype=">f4", offset=4).astype(np.float32).tobytes()
 
 
 def revision(conn: Any) -> int:
@@ -286,7 +281,7 @@ def vector_hits(conn: Any, vector: np.ndarray, limit: int, *, ef_search: int = 4
     rows = conn.execute(
         "SELECT id, 1 - (embedding <=> %s::vector) AS cosine FROM memory_index_chunks_vec "
         "ORDER BY embedding <=> %s::vector LIMIT %s",
-        (_vector_text(vector), _vector_text(vector), limit),
+        (vector_text(vector), vector_text(vector), limit),
     ).fetchall()
     conn.rollback()
     return [(str(cid), float(cos)) for cid, cos in rows]

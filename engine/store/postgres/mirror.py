@@ -22,7 +22,6 @@ would each remove the other's files (``store.schema`` names another).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -322,7 +321,7 @@ def seed_vectors(
                         (model, pending[start : start + SEED_BATCH]),
                     )
                     for h, binary in cur.fetchall():
-                        found[str(h)] = np.frombuffer(bytes(binary), dtype=">f4", offset=4).astype(np.float32).tobytes()
+                        found[str(h)] = pg_rows.vector_blob(bytes(binary))
     finally:
         pg.rollback()
     given = 0
@@ -351,10 +350,3 @@ def _seed_lines(local: apsw.Connection, pg: Any, model: str, provider_key: str) 
         for h, blob, keys in rows:
             line_vector_rows.store(local, h, provider_key, blob, keys)
     return len(rows)
-
-
-def shared_identity(pg: Any) -> dict[str, Any] | None:
-    """The identity the last publish recorded (model, chunking, …), or None before any."""
-    text = _identity(pg)
-    pg.rollback()
-    return json.loads(text) if text else None

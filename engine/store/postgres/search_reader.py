@@ -23,27 +23,17 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from clawmem.engine.store import index_rows
 from clawmem.engine.store import search_queries as q
 from clawmem.engine.store.postgres import vector_rows
 from clawmem.engine.store.postgres.fulltext import all_terms_query, term_query
-from clawmem.engine.store.postgres.schema import vector_dims
+from clawmem.engine.store.postgres.index_rows import vector_blob, vector_text
 
 DF_EXACT = 5_000  # chunks counted exactly for a term's document frequency …
 DF_SAMPLE = 2_000  # … and past that, the first chunks the estimate is taken from
 EF_SEARCH = 400  # HNSW candidate list (bench/pg_scale.py: recall@10 0.928 at 100k, 0.687 at 100)
 _QUOTED = re.compile(r'"([^"]*)"')
 _DIARY = r"^memory/[0-9]{4}-[0-9]{2}-[0-9]{2}\.md$"
-
-
-def _vector_literal(blob: bytes) -> str:
-    return "[" + ",".join(f"{float(x):.7g}" for x in index_rows.blob_to_vec(blob)) + "]"
-
-
-def _blob(binary: bytes) -> bytes:
-    """pgvector's binary form (int16 dims, int16 unused, big-endian float4s) as clawmem's float32 blob."""
-    return np.frombuffer(binary, dtype=">f4", offset=4).astype(np.float32).tobytes()
 
 
 def _like(term: str) -> str:
@@ -203,16 +193,14 @@ class PostgresSearchReader:
     # ------------------------------------------------------------------ vectors
 
     def _has_vectors(self) -> bool:
-        try:
-            return vector_dims(self.conn) is not None
-        finally:
-            self.conn.rollback()
+        """Whether any chunk has a vector (then the vector table exists): the state row's count."""
+        return self.vector_count() > 0
 
     def knn(self, vector: bytes, k: int, model: str, sources: Sequence[str], limit: int) -> list[q.VectorRow]:
         """The nearest ``k`` vectors through the HNSW index, then the model and source filter."""
         if not self._has_vectors():
             return []
-        literal = _vector_literal(vector)
+        literal = vector_text(index_rows.blob_to_vec(vector))
         params: list[Any] = [literal, literal, k, model]
         src = _sources(sources, "c.source", params)
         params.append(limit)
@@ -248,7 +236,7 @@ class PostgresSearchReader:
         """Rows whose last column is a vector, read in binary and turned into float32 blobs."""
         if not self._has_vectors():
             return []
-        return [(*r[:-1], _blob(bytes(r[-1]))) for r in self._rows(sql, params, binary=True)]
+        return [(*r[:-1], vector_blob(bytes(r[-1]))) for r in self._rows(sql, params, binary=True)]
 
     def embedding_pages(
         self, model: str, sources: Sequence[str], after: int, size: int
