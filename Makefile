@@ -35,11 +35,13 @@ test: install lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --durations=15 $(PYTEST_ARGS)
 	CLAWMEM_TEST_STORE=postgresql $(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(SHARED_INDEX_TESTS) $(PYTEST_ARGS)
 
-# The search tests again with every engine on a shared PostgreSQL index (pgserver's PostgreSQL 16 +
+# The search tests, and Dreaming's and forget's (whose recall signals then go through the shared
+# journal), again with every engine on a shared PostgreSQL index (pgserver's PostgreSQL 16 +
 # pgvector, started per test process): the same answers from the other store (issue 39).
 SHARED_INDEX_TESTS := tests/engine/test_search.py tests/engine/test_search_versions.py tests/engine/test_recency.py \
 	tests/engine/test_dates.py tests/engine/test_ranking.py tests/engine/test_line_evidence.py \
-	tests/engine/test_context.py tests/engine/test_demo_search.py
+	tests/engine/test_context.py tests/engine/test_demo_search.py tests/engine/test_dreaming.py \
+	tests/engine/test_forget.py tests/engine/test_forget_participants.py
 
 # The fault harness at full length: kill -9 at every write step of each scenario (CI samples 5),
 # and the fuzzers (tests/fuzz) with ten times the examples, drawn at random.

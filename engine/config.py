@@ -140,8 +140,8 @@ class StoreSettings:
     # Where the derived index (chunks, full text, vectors, line vectors, the embedding cache) is
     # shared: None keeps it in this machine's SQLite only; "postgresql://user@host/db" also
     # publishes it there after every sync and searches it there, so several machines and
-    # processes share one memory (engine/store/postgres/). Sessions, intents, Dreaming state and
-    # the recall signals stay in each machine's SQLite in this step.
+    # processes share one memory (engine/store/postgres/), with the recall signals searches make
+    # (engine/recall_sharing.py). Sessions, intents and Dreaming state stay in each machine's SQLite.
     url: str | None = None
     schema: str = "clawmem"  # the PostgreSQL schema that is this index (one per workspace)
 

@@ -203,70 +203,170 @@ def eligible(hit: SearchHit) -> bool:
     return hit.source == "memory" and is_short_term_path(hit.path) and not is_unpromotable(hit.snippet)
 
 
-def record_search(
-    conn: apsw.Connection, query: str, hits: Sequence[SearchHit], clock: Clock, *, interactive: bool = True
-) -> int:
-    """Record recall signals for one search's results; returns how many entries changed."""
+@dataclass(frozen=True)
+class Observation:
+    """One search hit as the recall store takes it: everything :func:`apply_observations` needs,
+    worked out from the query and the hit, so the query text itself is never kept (only its
+    hash). A machine sharing an index journals these for the others (engine/recall_sharing.py)."""
+
+    query_hash: str
+    day: str  # the searcher's local day: the once-per-query-per-day bucket
+    at: int  # epoch milliseconds
+    interactive: bool
+    path: str
+    start_line: int
+    end_line: int
+    snippet: str  # normalized, at most MAX_SNIPPET
+    score: float  # clamped to [0, 1]
+    origin_class: str
+    session_kind: str
+    project_key: str | None
+    terms_hit: tuple[str, ...]  # the entry's concept candidates the query named (interactive only)
+    lines: tuple[int, ...]  # file lines holding a query term (interactive only)
+
+    @property
+    def key(self) -> str:
+        return entry_key(self.path, self.start_line, self.end_line, self.snippet)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "queryHash": self.query_hash,
+            "day": self.day,
+            "at": self.at,
+            "interactive": self.interactive,
+            "path": self.path,
+            "startLine": self.start_line,
+            "endLine": self.end_line,
+            "snippet": self.snippet,
+            "score": self.score,
+            "originClass": self.origin_class,
+            "sessionKind": self.session_kind,
+            "projectKey": self.project_key,
+            "termsHit": list(self.terms_hit),
+            "lines": list(self.lines),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> Observation:
+        """The inverse of :meth:`to_json`; ValueError (or KeyError, TypeError) on anything else."""
+        origin, kind = str(data["originClass"]), str(data["sessionKind"])
+        if origin not in ORIGIN_CLASSES:
+            raise ValueError(f"unknown origin class {origin!r}")
+        project = data.get("projectKey")
+        return cls(
+            query_hash=str(data["queryHash"]),
+            day=str(data["day"]),
+            at=int(data["at"]),  # type: ignore[call-overload]
+            interactive=bool(data["interactive"]),
+            path=str(data["path"]),
+            start_line=int(data["startLine"]),  # type: ignore[call-overload]
+            end_line=int(data["endLine"]),  # type: ignore[call-overload]
+            snippet=str(data["snippet"])[:MAX_SNIPPET],
+            score=_clamp(float(data["score"])),  # type: ignore[arg-type]
+            origin_class=origin,
+            session_kind=kind,
+            project_key=None if project is None else str(project),
+            terms_hit=tuple(str(t) for t in data.get("termsHit") or ()),  # type: ignore[attr-defined]
+            lines=tuple(int(n) for n in data.get("lines") or ()),  # type: ignore[attr-defined]
+        )
+
+
+def observe(query: str, hits: Sequence[SearchHit], clock: Clock, *, interactive: bool = True) -> list[Observation]:
+    """What one search's results add to the recall store: its eligible hits (docs/memory-core.md §5)."""
     qhash = query_hash(query)
     qterms = query_terms(query)
     now_ms = int(clock.timestamp() * 1000)
     day = clock.today()
-    changed = 0
-    with immediate(conn):
-        for hit in hits:
-            if not eligible(hit):
-                continue
-            snippet = normalize_snippet(hit.snippet)[:MAX_SNIPPET]
-            key = entry_key(hit.path, hit.start_line, hit.end_line, snippet)
-            if rows.has_event(conn, key, qhash, day):
-                continue  # the same query on the same day counts once
-            score = _clamp(hit.score)
-            project = "; ".join(hit.project_keys) or None
-            hits_now: list[str] = []
-            term_hits: dict[str, int] = {}
-            if interactive:
-                hits_now = [t for t in tag_candidates(snippet) if any(term_hit(q, t) for q in qterms)]
-                term_hits = rows.term_query_counts(conn, key, except_query=qhash)
-                for t in hits_now:
-                    term_hits[t] = term_hits.get(t, 0) + 1
-            current = rows.get(conn, key) or _new_row(
-                key,
+    out: list[Observation] = []
+    for hit in hits:
+        if not eligible(hit):
+            continue
+        snippet = normalize_snippet(hit.snippet)[:MAX_SNIPPET]
+        terms_hit: tuple[str, ...] = ()
+        lines: tuple[int, ...] = ()
+        if interactive:
+            terms_hit = tuple(t for t in tag_candidates(snippet) if any(term_hit(q, t) for q in qterms))
+            lines = tuple(matched_lines(qterms, hit.snippet, hit.start_line, hit.end_line))
+        out.append(
+            Observation(
+                qhash,
+                day,
+                now_ms,
+                interactive,
                 hit.path,
                 hit.start_line,
                 hit.end_line,
                 snippet,
+                _clamp(hit.score),
                 hit.provenance.origin_class,
                 hit.provenance.session_kind,
-                project,
-                now_ms,
+                "; ".join(hit.project_keys) or None,
+                terms_hit,
+                lines,
+            )
+        )
+    return out
+
+
+def record_search(
+    conn: apsw.Connection, query: str, hits: Sequence[SearchHit], clock: Clock, *, interactive: bool = True
+) -> int:
+    """Record recall signals for one search's results; returns how many entries changed."""
+    return apply_observations(conn, observe(query, hits, clock, interactive=interactive))
+
+
+def apply_observations(conn: apsw.Connection, observations: Sequence[Observation]) -> int:
+    """Add observations to the recall store, in one transaction; returns how many entries changed.
+    Idempotent: an (entry, query, day) already counted is skipped, so a journal replayed twice,
+    or the same query on the same day on two machines, counts once."""
+    changed = 0
+    with immediate(conn):
+        for ob in observations:
+            key = ob.key
+            if rows.has_event(conn, key, ob.query_hash, ob.day):
+                continue  # the same query on the same day counts once
+            term_hits: dict[str, int] = {}
+            if ob.interactive:
+                term_hits = rows.term_query_counts(conn, key, except_query=ob.query_hash)
+                for t in ob.terms_hit:
+                    term_hits[t] = term_hits.get(t, 0) + 1
+            current = rows.get(conn, key) or _new_row(
+                key,
+                ob.path,
+                ob.start_line,
+                ob.end_line,
+                ob.snippet,
+                ob.origin_class,
+                ob.session_kind,
+                ob.project_key,
+                ob.at,
             )
             rows.upsert(
                 conn,
                 replace(
                     current,
-                    snippet=snippet,
+                    snippet=ob.snippet,
                     recall_count=current.recall_count + 1,
-                    total_score=current.total_score + score,
-                    max_score=max(current.max_score, score),
-                    query_hashes=_merge_distinct(current.query_hashes, qhash, MAX_QUERY_HASHES),
-                    user_query_hashes=_merge_distinct(current.user_query_hashes, qhash, MAX_QUERY_HASHES)
-                    if interactive
+                    total_score=current.total_score + ob.score,
+                    max_score=max(current.max_score, ob.score),
+                    query_hashes=_merge_distinct(current.query_hashes, ob.query_hash, MAX_QUERY_HASHES),
+                    user_query_hashes=_merge_distinct(current.user_query_hashes, ob.query_hash, MAX_QUERY_HASHES)
+                    if ob.interactive
                     else current.user_query_hashes,
-                    recall_days=tuple(sorted(set((*current.recall_days, day))))[-MAX_RECALL_DAYS:],
-                    concept_tags=concept_tags(snippet, term_hits or rows.term_query_counts(conn, key))
+                    recall_days=tuple(sorted(set((*current.recall_days, ob.day))))[-MAX_RECALL_DAYS:],
+                    concept_tags=concept_tags(ob.snippet, term_hits or rows.term_query_counts(conn, key))
                     or current.concept_tags,
-                    origin_class=least_trusted(current.origin_class, hit.provenance.origin_class),
-                    session_kind=_merge_session_kind(current.session_kind, hit.provenance.session_kind),
-                    project_key=_merge_project(current.project_key, project),
-                    last_recalled_at=now_ms,
-                    last_query_day=day,
-                    updated_at=now_ms,
+                    origin_class=least_trusted(current.origin_class, ob.origin_class),
+                    session_kind=_merge_session_kind(current.session_kind, ob.session_kind),
+                    project_key=_merge_project(current.project_key, ob.project_key),
+                    last_recalled_at=max(ob.at, current.last_recalled_at or 0),
+                    last_query_day=max(ob.day, current.last_query_day or ""),
+                    updated_at=max(ob.at, current.updated_at),
                 ),
             )
-            rows.add_event(conn, key, qhash, day, score, interactive, now_ms)
-            if interactive:
-                lines = matched_lines(qterms, hit.snippet, hit.start_line, hit.end_line)
-                rows.record_match(conn, key, qhash, lines, hits_now, now_ms)
+            rows.add_event(conn, key, ob.query_hash, ob.day, ob.score, ob.interactive, ob.at)
+            if ob.interactive:
+                rows.record_match(conn, key, ob.query_hash, ob.lines, ob.terms_hit, ob.at)
             changed += 1
         rows.evict_beyond(conn, MAX_ENTRIES)
     return changed

@@ -22,13 +22,16 @@ from pathlib import Path
 
 import apsw
 import numpy as np
+from clawmem.engine import recall_sharing
 from clawmem.engine.config import Settings
 from clawmem.engine.embed.select import ProviderChoice
 from clawmem.engine.index.identity import IndexIdentity
 from clawmem.engine.index.service import IndexService
+from clawmem.engine.runtime import Runtime
 from clawmem.engine.store import index_rows as rows
 from clawmem.engine.store import line_vector_rows
 from clawmem.engine.store import status_queries as q
+from clawmem.engine.store.postgres.connect import StoreUnavailable
 from clawmem.engine.store.schema import fts_tokenizer_in_use, vec_table_dims
 from clawmem.engine.workspace.files import MemoryFile
 
@@ -85,6 +88,7 @@ class StatusReport:
     warnings: tuple[str, ...] = ()  # what search / index would warn about (fallback, vector store, …)
     supersede_proposals: int = 0  # supersessions agents proposed, waiting for the person
     shared_index: str | None = None  # the PostgreSQL index store.url names, in one line (None: not set)
+    shared_recalls: str | None = None  # its recall journal, in one line (engine/recall_sharing.py)
 
 
 def _size(path: Path) -> int:
@@ -175,7 +179,22 @@ def build_status(index: IndexService, *, deep: bool = False) -> StatusReport:
         deep=deep_probe,
         supersede_proposals=q.pending_supersede_proposals(conn),
         shared_index=runtime.shared.summary() if runtime.shared is not None else None,
+        shared_recalls=_shared_recalls(runtime),
         warnings=_warnings(model.fallback, runtime.store.vec_error, choice, mismatch, skipped),
+    )
+
+
+def _shared_recalls(runtime: Runtime) -> str | None:
+    """How many recall observations the shared journal holds, from how many machines."""
+    if runtime.shared is None:
+        return None
+    try:
+        observations, machines = recall_sharing.summary(runtime.shared)
+    except StoreUnavailable as exc:
+        return f"unavailable: {exc}"
+    return (
+        f"{observations} observation(s) from {machines} machine(s) in the shared journal · "
+        "replayed into this machine's recall store before Dreaming reads it"
     )
 
 

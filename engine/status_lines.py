@@ -52,9 +52,10 @@ def status_lines(r: StatusReport) -> list[tuple[str, str]]:
         *(
             [
                 ("Shared index", r.shared_index),
+                ("Shared recalls", r.shared_recalls or ""),
                 (
                     "On this machine",
-                    "sessions, intents, Dreaming state and recall signals (store.url shares the index)",
+                    "sessions, intents and Dreaming state (store.url shares the index and the recall signals)",
                 ),
             ]
             if r.shared_index is not None

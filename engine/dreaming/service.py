@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from clawmem.engine import recall_sharing
 from clawmem.engine.config import Clock, DreamingSettings
 from clawmem.engine.dreaming import consolidate, lineage, newer, report
 from clawmem.engine.dreaming.apply import current_sha256, encode_for, read_memory, restore_preimage, write_rewrite
@@ -51,6 +52,7 @@ from clawmem.engine.paths import resolve_memory_path
 from clawmem.engine.recall import concept_tags, is_contaminated
 from clawmem.engine.store import dreaming_rows, recall_rows
 from clawmem.engine.store.dreaming_rows import PreimageRow, ProposalRow, RejectionRow
+from clawmem.engine.store.postgres.connect import StoreUnavailable
 from clawmem.engine.store.recall_rows import RecallRow
 from clawmem.engine.times import diary_date, iso_ms
 from clawmem.engine.workspace.annotations import find_supersedes
@@ -191,6 +193,18 @@ class DreamingService:
         applied = dreaming_rows.list_proposals(self._conn(), ("applied",))
         return consolidate.Written.from_rewrites((r.before_text, r.after_text) for r in applied)
 
+    def _catch_up(self) -> str | None:
+        """With a shared index, replay the other machines' recall observations first
+        (engine/recall_sharing.py); the one-line reason when the server cannot be reached."""
+        shared = self.runtime.shared
+        if shared is None or self.runtime.store.read_only:
+            return None
+        try:
+            recall_sharing.catch_up(self._conn(), shared)
+        except StoreUnavailable as exc:
+            return f"the other machines' recalls were not read ({exc}); this machine's were used"
+        return None
+
     def _sync_memory(self) -> list[str]:
         try:
             self.reindexer.sync(only={MEMORY_FILE}, embed=False, lock_timeout=5.0)
@@ -243,6 +257,9 @@ class DreamingService:
             return cancel is not None and cancel.is_set()
 
         cycle = _Cycle()
+        unread = self._catch_up()
+        if unread:
+            warnings.append(unread)
         if ("light" in phases or "rem" in phases) and not stopped():
             progress("ingest")
             cycle.ingested = self._ingest()
@@ -427,6 +444,7 @@ class DreamingService:
 
     def _rank(self, now: int) -> tuple[list[CandidateExplanation], dict[str, RecallRow]]:
         conn = self._conn()
+        self._catch_up()
         rows = recall_rows.all_rows(conn)
         ranked = rank(
             rows,

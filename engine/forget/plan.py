@@ -247,8 +247,8 @@ class ForgetPlan:
 
 @dataclass(frozen=True)
 class ResidualHit:
-    where: str  # file | chunk | fts | embedding-cache | recall | preimage | proposal | run-report | origin | segment
-    # | transcript
+    where: str  # file | chunk | fts | embedding-cache | recall | recall-journal | preimage | proposal | run-report
+    # | origin | segment | transcript
     location: str  # path:line, chunk id, entry key, preimage key, proposal id …
     snippet: str  # the selected snippet found (or what is left)
     excerpt: str

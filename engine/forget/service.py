@@ -37,6 +37,7 @@ fingerprint.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -44,6 +45,7 @@ from dataclasses import asdict, replace
 from typing import TYPE_CHECKING
 
 import apsw
+from clawmem.engine import recall_sharing
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.forget.draft import Draft, ResidualQuery, Run
 from clawmem.engine.forget.memory_files import CuratedEntries, FlushSegments, MemoryFiles, SessionNotes, read_files
@@ -73,6 +75,7 @@ from clawmem.engine.forget.text import CURATED
 from clawmem.engine.openclaw.forget import RESOLVED_AS, forget_commands
 from clawmem.engine.sessions import trust
 from clawmem.engine.store import sessions_rows as srows
+from clawmem.engine.store.postgres.connect import StoreUnavailable
 from clawmem.engine.times import iso_ms
 
 if TYPE_CHECKING:
@@ -201,6 +204,10 @@ class ForgetService:
             resolutions=self.resolve(cleaned),
             purge=purge,
         )
+        shared = self.runtime.shared
+        if shared is not None and not self.runtime.store.read_only:
+            # the recall entries other machines' searches made are forgotten too (engine/recall_sharing.py)
+            recall_sharing.catch_up(self._conn, shared)
         read_files(draft)
         for participant in self.planning:
             participant.plan(draft)
@@ -328,6 +335,11 @@ class ForgetService:
         with self.runtime.lock("reindex", timeout=30.0), self.runtime.store.write() as conn:
             for participant in self.state_deletes:
                 participant.delete(conn, run)
+        if self.runtime.shared is not None:  # the shared journal's observations of them, and a word to the others
+            try:
+                recall_sharing.forget(self._conn, self.runtime.shared, draft.recall_keys, run.now)
+            except StoreUnavailable as exc:
+                warnings.append(f"the shared recall journal still holds these entries ({exc}); forget again later")
 
         # 3–4. Memory files, then the session corpus: whole lines only, hash-checked, a transaction each.
         self.files.delete(self._conn, run)
@@ -344,7 +356,12 @@ class ForgetService:
             except ClawmemError as exc:
                 warnings.append(f"the index was not refreshed ({exc}); the next sync will do it")
         residual = self.residual(
-            plan.snippets, plan.session_ids, plan.entry_keys, cache_hashes=run.draft.cache_hashes, purge=purge
+            plan.snippets,
+            plan.session_ids,
+            plan.entry_keys,
+            cache_hashes=run.draft.cache_hashes,
+            recall_keys=draft.recall_keys,
+            purge=purge,
         )
         final = replace(plan, dry_run=False, refusals=tuple(run.refusals))
         return ForgetResult(final, tuple(tombstoned), tuple(run.refusals), tuple(warnings), residual)
@@ -358,9 +375,11 @@ class ForgetService:
         entry_keys: Sequence[str] = (),
         *,
         cache_hashes: Iterable[str] = (),
+        recall_keys: Sequence[str] = (),
         purge: bool = False,
     ) -> tuple[ResidualHit, ...]:
-        """Every place a selected snippet (or a record of the sessions) is still found."""
+        """Every place a selected snippet (or a record of the sessions) is still found; with a
+        shared index, also the forgotten recall entries' observations left in its journal."""
         query = ResidualQuery(
             conn=self._conn,
             agent=self.runtime.settings.agent_id,
@@ -372,7 +391,13 @@ class ForgetService:
             cache_hashes=tuple(cache_hashes),
             purge=purge,
         )
-        return tuple(hit for participant in self.checking for hit in participant.residual(query))
+        hits = [hit for participant in self.checking for hit in participant.residual(query)]
+        shared = self.runtime.shared
+        if shared is not None and recall_keys:
+            with contextlib.suppress(StoreUnavailable):  # unreachable: the run's warning says so
+                for key, n in sorted(recall_sharing.residual(shared, list(recall_keys)).items()):
+                    hits.append(ResidualHit("recall-journal", key, key, f"{n} observation(s) on {shared.where}"))
+        return tuple(hits)
 
 
 def unresolved_selectors(plan: ForgetPlan) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import apsw
-from clawmem.engine import recall
+from clawmem.engine import recall, recall_sharing
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.index.service import IndexService
 from clawmem.engine.kinds import LEG_CHOICES, SCORING_MODES
@@ -81,7 +81,11 @@ class SearchService:
                 reader, query, max_results, min_score, project_keys, scoring, legs, include_untrusted, sources, warnings
             )
         if record and not self.store.read_only:
-            recall.record_search(conn, query, response.results, self.clock)  # this machine's (README)
+            observations = recall.observe(query, response.results, self.clock)
+            if self.runtime.shared is None:
+                recall.apply_observations(conn, observations)
+            else:  # journalled for, and caught up with, the other machines (engine/recall_sharing.py)
+                recall_sharing.record(conn, self.runtime.shared, observations, int(self.clock.timestamp() * 1000))
         return response
 
     @contextlib.contextmanager

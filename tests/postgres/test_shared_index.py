@@ -18,7 +18,7 @@ from clawmem.engine.errors import ClawmemError, ConfigError
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.search.explain import keyword_note
 from clawmem.engine.status_lines import status_lines
-from clawmem.engine.store import index_rows, line_vector_rows
+from clawmem.engine.store import index_rows, line_vector_rows, recall_rows
 from clawmem.engine.store.postgres.connect import StoreUnavailable
 from clawmem.engine.store.postgres.locks import FileLockTimeout, lock_key
 
@@ -175,7 +175,13 @@ def test_status_names_the_shared_index_and_what_stays_on_this_machine(
     lines = dict(status_lines(engine.status()))
     assert lines["Shared index"].startswith("PostgreSQL 1")
     assert f"schema {pg_schema} · revision " in lines["Shared index"] and "searched there" in lines["Shared index"]
-    assert "sessions, intents, Dreaming state and recall signals" in lines["On this machine"]
+    assert "sessions, intents and Dreaming state" in lines["On this machine"]
+    assert lines["Shared recalls"].startswith("0 observation(s) from 0 machine(s) in the shared journal")
+    engine.search("预算 酒店 hotel budget")
+    entries = len(recall_rows.all_rows(engine.store.conn()))  # one query: one observation per entry
+    assert entries > 0
+    lines = dict(status_lines(engine.status()))
+    assert lines["Shared recalls"].startswith(f"{entries} observation(s) from 1 machine(s) in the shared journal")
     engine.close()
     unreachable = shared_engine(tmp_path / "b", workspace, "postgresql://x@127.0.0.1:9/y", "clawmem", model=False)
     assert dict(status_lines(unreachable.status()))["Shared index"].startswith("unavailable: cannot reach PostgreSQL")

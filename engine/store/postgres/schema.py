@@ -8,13 +8,14 @@ the type, and PostgreSQL's own tools where SQLite used a virtual table:
   and CJK runs as bigrams, since the bundled server has no ``pg_trgm``);
 - vectors: ``memory_index_chunks_vec`` (``vector(dims)``, created once the model's dimensions
   are known) with an HNSW index on cosine distance, like the ``vec0`` table beside SQLite;
-- line vectors, and tables for the embedding cache and the short-term recall signals, which the
-  next step fills (today a machine takes other machines' vectors from the published chunks,
-  engine/store/postgres/mirror.py, and records its recall signals in its own SQLite).
+- line vectors and the embedding cache, from which a machine takes what another one embedded
+  (engine/store/postgres/mirror.py);
+- the recall journal: every machine's searches' recall observations, which each machine replays
+  into its own recall store (engine/store/postgres/recall_journal.py).
 
 Every clawmem process that names the same database and schema shares one index; a schema name
 is one index (``clawmem`` unless ``store.schema`` says otherwise). Sessions, intents and
-Dreaming state stay in each machine's SQLite in this step. Migrations run under a transaction-
+Dreaming state stay in each machine's SQLite. Migrations run under a transaction-
 level advisory lock, so two processes starting at once do not race to create the tables.
 """
 
@@ -173,10 +174,28 @@ UPDATE memory_index_sources SET terms = to_tsvector('simple', regexp_replace(low
 CREATE INDEX IF NOT EXISTS memory_index_sources_terms ON memory_index_sources USING gin (terms);
 """
 
-# Ordered migrations of the one component kept on PostgreSQL; never reorder or edit a shipped one.
-MIGRATIONS: Sequence[str] = (INDEX_V1, INDEX_V2, INDEX_V3)
+# V4: the recall signals as a journal every machine appends its searches' observations to and
+# replays the others' from (engine/store/postgres/recall_journal.py): Dreaming's state stays in
+# each machine's SQLite, so the recall rows it updates in the same transactions stay there too,
+# fed from every machine. The V1 recall tables, which no clawmem ever filled, go.
+INDEX_V4 = """
+DROP TABLE IF EXISTS memory_short_term_recall_events;
+DROP TABLE IF EXISTS memory_short_term_recall;
+CREATE TABLE IF NOT EXISTS memory_recall_journal (
+    id BIGSERIAL PRIMARY KEY,
+    machine TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('recall', 'forget')),
+    entry_key TEXT NOT NULL,
+    recorded_at BIGINT NOT NULL,
+    body JSONB NOT NULL DEFAULT '{}'
+);
+CREATE INDEX IF NOT EXISTS memory_recall_journal_entry ON memory_recall_journal (entry_key);
+"""
 
-# What ``reset`` empties (the recall store is not derived and stays, as in SQLite).
+# Ordered migrations of the one component kept on PostgreSQL; never reorder or edit a shipped one.
+MIGRATIONS: Sequence[str] = (INDEX_V1, INDEX_V2, INDEX_V3, INDEX_V4)
+
+# What ``reset`` empties (the recall journal is not derived and stays, as the recall store does in SQLite).
 DERIVED_TABLES = (
     "memory_index_chunks_vec",
     "memory_index_line_vectors",
