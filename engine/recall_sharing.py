@@ -10,20 +10,21 @@ store, and after each search, a machine replays the other machines' observations
 cursor through the same :func:`apply_observations`. The once-per-query-per-day rule makes the
 replay idempotent: a query asked on two machines on one day counts once, as on one machine.
 
-A forget removes its entries here, deletes their observations from the journal and leaves a
-``forget`` row, so every other machine drops those entries when it next replays.
+A forget removes its entries here, deletes their observations from the journal and leaves
+``forget`` rows, so every other machine drops those entries when it next replays, and
+``forget-text`` rows, so each drops the forgotten texts' cached and line vectors too.
 """
 
 from __future__ import annotations
 
 import socket
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import apsw
 from clawmem.engine.recall import Observation, apply_observations
-from clawmem.engine.store import recall_cursor_rows, recall_rows
+from clawmem.engine.store import index_rows, line_vector_rows, recall_cursor_rows, recall_rows
 from clawmem.engine.store.db import immediate
 from clawmem.engine.store.postgres import recall_journal
 from clawmem.engine.store.postgres.shared import SharedIndex
@@ -33,7 +34,7 @@ BATCH = 1_000  # journal rows replayed per round trip
 
 @dataclass(frozen=True)
 class CatchUp:
-    """What one replay brought in."""
+    """What one replay brought in (``forget-text`` rows are read, not counted apart)."""
 
     observations: int  # other machines' observations read
     changed: int  # recall entries they added to or created here
@@ -90,7 +91,10 @@ def catch_up(local: apsw.Connection, shared: SharedIndex) -> CatchUp:
                         continue
                     changed += apply_observations(local, pending)
                     pending = []
-                    if recall_rows.get(local, row.entry_key) is not None:
+                    if row.kind == "forget-text":
+                        index_rows.delete_cache_hashes(local, [row.entry_key])
+                        line_vector_rows.delete_hashes_present(local, [row.entry_key])
+                    elif row.kind == "forget" and recall_rows.get(local, row.entry_key) is not None:
                         recall_rows.delete_recall(local, [row.entry_key])
                         forgotten += 1
                 changed += apply_observations(local, pending)
@@ -104,15 +108,19 @@ def catch_up(local: apsw.Connection, shared: SharedIndex) -> CatchUp:
     return CatchUp(read, changed, forgotten)
 
 
-def forget(local: apsw.Connection, shared: SharedIndex, entry_keys: Iterable[str], at: int) -> None:
-    """Entries forgotten here (already deleted from this machine's recall store): their
-    observations leave the journal and a ``forget`` row tells the other machines."""
-    keys = list(dict.fromkeys(entry_keys))
-    if not keys:
+def forget(
+    local: apsw.Connection, shared: SharedIndex, entry_keys: Iterable[str], text_hashes: Iterable[str], at: int
+) -> None:
+    """Entries and texts forgotten here (already deleted from this machine's stores): the
+    entries' observations leave the journal, and ``forget`` and ``forget-text`` rows tell the
+    other machines to drop the entries and the texts' cached and line vectors."""
+    rows: list[tuple[str, str, Mapping[str, object]]] = [("forget", key, {}) for key in dict.fromkeys(entry_keys)]
+    rows += [("forget-text", h, {}) for h in dict.fromkeys(text_hashes)]
+    if not rows:
         return
     machine, _ = _machine(local, shared)
     with shared.connection() as pg:
-        recall_journal.append(pg, machine, at, [("forget", key, {}) for key in keys])
+        recall_journal.append(pg, machine, at, rows)
 
 
 def residual(shared: SharedIndex, entry_keys: Sequence[str]) -> dict[str, int]:

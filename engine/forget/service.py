@@ -75,6 +75,7 @@ from clawmem.engine.forget.text import CURATED
 from clawmem.engine.openclaw.forget import RESOLVED_AS, forget_commands
 from clawmem.engine.sessions import trust
 from clawmem.engine.store import sessions_rows as srows
+from clawmem.engine.store.postgres import vector_rows
 from clawmem.engine.store.postgres.connect import StoreUnavailable
 from clawmem.engine.times import iso_ms
 
@@ -335,11 +336,14 @@ class ForgetService:
         with self.runtime.lock("reindex", timeout=30.0), self.runtime.store.write() as conn:
             for participant in self.state_deletes:
                 participant.delete(conn, run)
-        if self.runtime.shared is not None:  # the shared journal's observations of them, and a word to the others
+        shared = self.runtime.shared
+        if shared is not None:  # the shared journal's observations of them (and word to the others), the shared cache
             try:
-                recall_sharing.forget(self._conn, self.runtime.shared, draft.recall_keys, run.now)
+                recall_sharing.forget(self._conn, shared, draft.recall_keys, draft.cache_hashes, run.now)
+                with shared.connection() as pg:
+                    vector_rows.cache_delete(pg, list(draft.cache_hashes))
             except StoreUnavailable as exc:
-                warnings.append(f"the shared recall journal still holds these entries ({exc}); forget again later")
+                warnings.append(f"the shared index still holds some of it ({exc}); forget again later")
 
         # 3–4. Memory files, then the session corpus: whole lines only, hash-checked, a transaction each.
         self.files.delete(self._conn, run)
@@ -393,10 +397,14 @@ class ForgetService:
         )
         hits = [hit for participant in self.checking for hit in participant.residual(query)]
         shared = self.runtime.shared
-        if shared is not None and recall_keys:
+        if shared is not None:
             with contextlib.suppress(StoreUnavailable):  # unreachable: the run's warning says so
                 for key, n in sorted(recall_sharing.residual(shared, list(recall_keys)).items()):
                     hits.append(ResidualHit("recall-journal", key, key, f"{n} observation(s) on {shared.where}"))
+                with shared.connection() as pg:
+                    for provider, model, h in vector_rows.cache_keys(pg, list(query.cache_hashes)):
+                        where = f"shared {provider}/{model} {h[:12]}"
+                        hits.append(ResidualHit("embedding-cache", where, "", "a vector computed from forgotten text"))
         return tuple(hits)
 
 

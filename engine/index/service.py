@@ -285,8 +285,9 @@ class IndexService:
         with shared.connection() as pg:
             seeded = 0
             if embedder is not None:  # first what the shared index already has: it is published back, not lost
-                lines = embedder.provider_key if self.settings.embedding.line_vectors else None
-                seeded, _ = mirror.seed_vectors(conn, pg, embedder.model, lines, vec=self.store.vec_available)
+                seeded, _ = mirror.seed_vectors(
+                    conn, pg, embedder, lines=self.settings.embedding.line_vectors, vec=self.store.vec_available
+                )
             stats = mirror.publish_changes(
                 conn,
                 pg,
@@ -295,6 +296,10 @@ class IndexService:
                 identity=rows.get_meta(conn, "identity"),
                 full=full,
             )
+            if embedder is not None:  # and what this machine embedded, for machines at other versions of a file
+                mirror.push_cache(
+                    conn, pg, shared.key, self.settings.embedding.cache_max_entries, self.clock.timestamp()
+                )
         stats = dataclasses.replace(stats, seeded=seeded)
         self._last_publish = stats
         return stats
@@ -413,9 +418,7 @@ class IndexService:
         seeded = 0
         if self.runtime.shared is not None:  # what another machine already embedded is not embedded again
             with self.runtime.shared.connection() as pg:
-                seeded, _lines = mirror.seed_vectors(
-                    conn, pg, ident.model, ident.provider_key if embedding.line_vectors else None, vec=vec
-                )
+                seeded, _lines = mirror.seed_vectors(conn, pg, ident, lines=embedding.line_vectors, vec=vec)
         stats = embed_pending(
             conn,
             ModelCalls(choice.provider, budget, cancel),

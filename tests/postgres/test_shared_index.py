@@ -131,6 +131,28 @@ def test_a_second_machine_embeds_nothing_the_first_one_embedded(
     b.close()
 
 
+def test_a_machine_at_an_older_version_of_a_file_takes_its_vectors_from_the_shared_cache(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, pg_conn: Any, default_model_path: Path
+) -> None:
+    older = shutil.copytree(workspace, tmp_path / "older")  # another machine, its copy not yet updated
+    a = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema)
+    first = a.sync()
+    assert first.embedded > 0
+    diary = sorted((workspace / "memory").glob("*.md"))[0]
+    diary.write_text("# A new day\n\n- The kayak club meets at Quarry Bay on Thursdays.\n", encoding="utf-8")
+    assert a.sync().embedded > 0  # the new text, embedded once, here
+    a.close()
+    pg_conn.execute(f'SET search_path TO "{pg_schema}", public')
+    (cached,) = pg_conn.execute("SELECT count(*) FROM memory_embedding_cache").fetchone()
+    pg_conn.rollback()
+    assert cached >= first.embedded  # every vector either version needed
+    b = shared_engine(tmp_path / "b", older, pg_url, pg_schema)
+    second = b.sync()
+    # the diary's old chunks are in no published chunk now, but in the shared cache
+    assert second.embedded == 0 and second.cache_hits >= first.embedded
+    b.close()
+
+
 def test_an_unreachable_server_is_one_line_and_nothing_is_written(tmp_path: Path, workspace: Path) -> None:
     url = "postgresql://clawmem:secret@127.0.0.1:9/memory"  # port 9 (discard): nothing listens
     before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}

@@ -16,8 +16,8 @@ from typing import Any
 from clawmem.engine import recall_sharing
 from clawmem.engine.config import Settings
 from clawmem.engine.facade import MemoryEngine
-from clawmem.engine.store import recall_rows
-from clawmem.engine.store.postgres import recall_journal
+from clawmem.engine.store import index_rows, line_vector_rows, recall_rows
+from clawmem.engine.store.postgres import recall_journal, vector_rows
 
 from tests.conftest import make_settings
 from tests.session_fixture import AFTER, B_FACT, DREAM_AT, LINGYIN, RECALLS, B
@@ -77,6 +77,17 @@ def test_a_laptops_searches_make_dreaming_promote_on_the_machine_with_the_files_
         assert "Lingyin Temple tickets" in (workspace / "MEMORY.md").read_text(encoding="utf-8")
 
     with at(server, AFTER) as e:
+        # The scenario is keyword-only, so no vector was made; stand-in rows in the shared cache,
+        # keyed by the hashes of the chunks that hold the fact, are what forget must find.
+        held = [
+            str(r[0])
+            for r in e.store.conn().execute(
+                "SELECT hash FROM memory_index_chunks WHERE text LIKE ?", ("%Lingyin Temple tickets are booked%",)
+            )
+        ]
+        assert held
+        with e.runtime.shared.connection() as pg:  # type: ignore[union-attr]
+            vector_rows.cache_store(pg, "llama", "m", "k", {h: b"\0" * 8 for h in held}, 2, 0.0)
         plan = e.forget.plan([B])
         assert set(plan.report()["entryKeys"]) and plan.report()["artifacts"]["shortTermEntries"] > 0
         result = e.forget.run([B], expected=plan)
@@ -86,7 +97,9 @@ def test_a_laptops_searches_make_dreaming_promote_on_the_machine_with_the_files_
     forgotten = {key for _, kind, key in journal_rows(pg_conn, pg_schema) if kind == "forget"}
     assert {r.entry_key for r in laptop_entries} <= forgotten
     assert not any(kind == "recall" and key in forgotten for _, kind, key in journal_rows(pg_conn, pg_schema))
+    assert set(held) <= {key for _, kind, key in journal_rows(pg_conn, pg_schema) if kind == "forget-text"}
     pg_conn.execute(f'SET search_path TO "{pg_schema}", public')
+    assert vector_rows.cache_keys(pg_conn, held) == []  # the shared cache dropped them
     assert "Lingyin" not in json.dumps(
         pg_conn.execute("SELECT coalesce(json_agg(body), '[]') FROM memory_recall_journal").fetchone()[0]
     )
@@ -166,3 +179,23 @@ def test_the_journal_keeps_its_newest_rows(pg_conn: Any, monkeypatch: Any) -> No
         recall_journal.append(pg_conn, "m", n, [("recall", f"memory:k{n}", {})])
     assert [r.entry_key for r in recall_journal.since(pg_conn, 0, "other")] == ["memory:k2", "memory:k3", "memory:k4"]
     assert recall_journal.since(pg_conn, 0, "m") == []  # a machine never replays its own rows
+
+
+def test_a_forgotten_texts_vectors_leave_every_machines_cache_when_it_replays(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str
+) -> None:
+    a_settings = machine(tmp_path / "a", workspace, pg_url, pg_schema)
+    b_settings = machine(tmp_path / "b", tmp_path / "none", pg_url, pg_schema)
+    with at(b_settings, AFTER) as b:
+        conn = b.store.conn()
+        with conn:  # vectors this machine made once, of a text forgotten elsewhere and of another
+            for h in ("forgotten", "kept"):
+                index_rows.cache_store(conn, "llama", "m", "k", h, b"\0" * 8, 2, 0.0)
+            line_vector_rows.store(conn, "forgotten", "k", b"\0" * 8, b"")
+    with at(a_settings, AFTER) as a:
+        recall_sharing.forget(a.store.conn(), a.runtime.shared, [], ["forgotten"], 0)  # type: ignore[arg-type]
+    with at(b_settings, AFTER) as b:
+        conn = b.store.conn()
+        recall_sharing.catch_up(conn, b.runtime.shared)  # type: ignore[arg-type]
+        assert [r.hash for r in index_rows.cache_rows(conn, ["forgotten", "kept"])] == ["kept"]
+        assert line_vector_rows.for_hashes(conn, ["forgotten"], "k") == {}

@@ -14,7 +14,8 @@ recall metadata, vectors and line vectors, and the files gone from this index ar
   its HNSW index once (far faster than growing it row by row), as a rebuild does;
 - **nothing is embedded twice:** before its embedding pass, a machine takes from PostgreSQL the
   vectors of chunks it has not embedded yet whose text another machine embedded with the same
-  model (``seed_vectors``).
+  model, from the published chunks or the shared embedding cache (``seed_vectors``), and each
+  publish adds the vectors it made to that cache (``push_cache``).
 
 One schema is one workspace's index: two machines publishing different workspaces to one schema
 would each remove the other's files (``store.schema`` names another).
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import apsw
 import numpy as np
@@ -32,6 +33,7 @@ from clawmem.engine.store import index_rows as local_rows
 from clawmem.engine.store import line_vector_rows
 from clawmem.engine.store.db import immediate
 from clawmem.engine.store.postgres import index_rows as pg_rows
+from clawmem.engine.store.postgres import vector_rows
 from clawmem.engine.store.postgres.schema import ensure_vec_table, vector_dims
 
 IN_BATCH = 500  # ids per IN (…) on the SQLite side
@@ -299,13 +301,26 @@ def _publish_all(
     return PublishStats(len(files), 0, len(vectors), n_lines, True, int(rev))
 
 
-def seed_vectors(
-    local: apsw.Connection, pg: Any, model: str, provider_key: str | None, *, vec: bool
-) -> tuple[int, int]:
+class Embedder(Protocol):
+    """What a vector is keyed by (engine/index/sync.py ``EmbedderIdentity``)."""
+
+    @property
+    def provider(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def provider_key(self) -> str: ...
+    @property
+    def dims(self) -> int: ...
+
+
+def seed_vectors(local: apsw.Connection, pg: Any, embedder: Embedder, *, lines: bool, vec: bool) -> tuple[int, int]:
     """Give this machine's chunks that have no vector yet the vector of the same text (hash)
-    and model in the shared index, then the texts without line vectors the shared index's line
-    vectors of the same text and provider key: (chunks given a vector, texts given their lines).
-    ``vec``: whether the local index keeps a sqlite-vec table too (``set_chunk_embedding``)."""
+    and model in the shared index, or else in the shared embedding cache (texts another machine
+    embedded that no published chunk holds now: an older or newer version of a file), then, with
+    ``lines``, the texts without line vectors the shared index's line vectors of the same text
+    and provider key: (chunks given a vector, texts given their lines). ``vec``: whether the
+    local index keeps a sqlite-vec table too (``set_chunk_embedding``)."""
     pending = sorted(
         {str(r[0]) for r in local.execute("SELECT DISTINCT hash FROM memory_index_chunks WHERE embedding IS NULL")}
     )
@@ -318,17 +333,63 @@ def seed_vectors(
                         "SELECT DISTINCT ON (c.hash) c.hash, v.embedding FROM memory_index_chunks c "
                         "JOIN memory_index_chunks_vec v ON v.id = c.id WHERE c.model = %s AND c.hash = ANY(%s) "
                         "ORDER BY c.hash, c.id",
-                        (model, pending[start : start + SEED_BATCH]),
+                        (embedder.model, pending[start : start + SEED_BATCH]),
                     )
                     for h, binary in cur.fetchall():
                         found[str(h)] = pg_rows.vector_blob(bytes(binary))
+        rest = [h for h in pending if h not in found]
+        key = (embedder.provider, embedder.model, embedder.provider_key, embedder.dims)
+        for start in range(0, len(rest), SEED_BATCH):
+            for h, blob in pg.execute(
+                "SELECT hash, embedding FROM memory_embedding_cache WHERE provider = %s AND model = %s "
+                "AND provider_key = %s AND dims = %s AND hash = ANY(%s)",
+                (*key, rest[start : start + SEED_BATCH]),
+            ).fetchall():
+                found[str(h)] = bytes(blob)
     finally:
         pg.rollback()
     given = 0
     with immediate(local):
         for h, blob in found.items():
-            given += len(local_rows.set_chunk_embedding(local, h, blob, model, vec))
-    return given, _seed_lines(local, pg, model, provider_key) if provider_key else 0
+            given += len(local_rows.set_chunk_embedding(local, h, blob, embedder.model, vec))
+    return given, _seed_lines(local, pg, embedder.model, embedder.provider_key) if lines else 0
+
+
+PUSHED_KEY = "shared_cache_pushed:"  # + the shared index's key: the last local cache rowid pushed
+
+
+def push_cache(local: apsw.Connection, pg: Any, index_key: str, cap: int, now: float) -> int:
+    """Copy the embedding cache rows made here since the last push into the shared cache
+    (committed), then keep the shared cache to ``cap`` rows; how many were copied. The local
+    rowid is the watermark (kept in the local index's meta: a reset pushes everything again,
+    which changes nothing)."""
+    after = int(local_rows.get_meta(local, PUSHED_KEY + index_key) or 0)
+    pushed = 0
+    while True:
+        rows = list(
+            local.execute(
+                "SELECT rowid, provider, model, provider_key, hash, embedding, dims FROM memory_embedding_cache "
+                "WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                (after, SEED_BATCH),
+            )
+        )
+        if not rows:
+            break
+        with pg.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO memory_embedding_cache (provider, model, provider_key, hash, embedding, dims, updated_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (provider, model, provider_key, hash) "
+                "DO UPDATE SET updated_at = excluded.updated_at",
+                [(r[1], r[2], r[3], r[4], bytes(r[5]), int(r[6]), now) for r in rows],
+            )
+        pg.commit()
+        after = int(rows[-1][0])
+        pushed += len(rows)
+        with immediate(local):
+            local_rows.set_meta(local, PUSHED_KEY + index_key, str(after))
+    if pushed:
+        vector_rows.cache_evict(pg, cap)
+    return pushed
 
 
 def _seed_lines(local: apsw.Connection, pg: Any, model: str, provider_key: str) -> int:

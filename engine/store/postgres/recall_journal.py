@@ -5,7 +5,8 @@ A search records recall signals where Dreaming reads them, in its own machine's 
 shared index each machine also appends its observations here, one row per (entry, query), and
 replays the other machines' rows after its cursor (engine/recall_sharing.py). A forget appends
 one ``forget`` row per entry key and deletes that entry's observations, so the forgotten text
-leaves the server and every other machine drops the entry when it replays.
+leaves the server and every other machine drops the entry when it replays, and one
+``forget-text`` row per forgotten text hash, whose cached and line vectors every machine drops.
 
 Appends take one transaction-level advisory lock, so ids are handed out and committed in order
 and a reader's cursor never skips a row that commits later. The journal keeps its newest
@@ -27,8 +28,8 @@ _APPEND_LOCK = 0x636C61776D6A  # "clawmj": appends of one database take turns
 class JournalRow:
     id: int
     machine: str
-    kind: str  # "recall" (body: an observation) or "forget" (body empty)
-    entry_key: str
+    kind: str  # "recall" (body: an observation), "forget" (body empty) or "forget-text"
+    entry_key: str  # the recall entry's key; for "forget-text", the text's hash
     body: Mapping[str, object]
 
 

@@ -177,14 +177,15 @@ CREATE INDEX IF NOT EXISTS memory_index_sources_terms ON memory_index_sources US
 # V4: the recall signals as a journal every machine appends its searches' observations to and
 # replays the others' from (engine/store/postgres/recall_journal.py): Dreaming's state stays in
 # each machine's SQLite, so the recall rows it updates in the same transactions stay there too,
-# fed from every machine. The V1 recall tables, which no clawmem ever filled, go.
+# fed from every machine; and forgets, of recall entries and of texts whose vectors every
+# machine drops. The V1 recall tables, which no clawmem ever filled, go.
 INDEX_V4 = """
 DROP TABLE IF EXISTS memory_short_term_recall_events;
 DROP TABLE IF EXISTS memory_short_term_recall;
 CREATE TABLE IF NOT EXISTS memory_recall_journal (
     id BIGSERIAL PRIMARY KEY,
     machine TEXT NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('recall', 'forget')),
+    kind TEXT NOT NULL CHECK (kind IN ('recall', 'forget', 'forget-text')),
     entry_key TEXT NOT NULL,
     recorded_at BIGINT NOT NULL,
     body JSONB NOT NULL DEFAULT '{}'

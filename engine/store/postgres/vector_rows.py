@@ -109,3 +109,20 @@ def sweep_lines(conn: Any, provider_key: str) -> int:
     )
     conn.commit()
     return int(cur.rowcount)
+
+
+def cache_delete(conn: Any, hashes: Sequence[str]) -> int:
+    """Drop the cached vectors of these texts, whatever model made them (forget); how many went."""
+    cur = conn.execute("DELETE FROM memory_embedding_cache WHERE hash = ANY(%s)", (list(hashes),))
+    conn.commit()
+    return int(cur.rowcount)
+
+
+def cache_keys(conn: Any, hashes: Sequence[str]) -> list[tuple[str, str, str]]:
+    """(provider, model, hash) of the cached vectors of these texts (forget's check). Reads only."""
+    rows = conn.execute(
+        "SELECT provider, model, hash FROM memory_embedding_cache WHERE hash = ANY(%s) ORDER BY provider, model, hash",
+        (list(hashes),),
+    ).fetchall()
+    conn.rollback()
+    return [(str(p), str(m), str(h)) for p, m, h in rows]
