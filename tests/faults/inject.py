@@ -13,6 +13,10 @@ the suite runs as root, which ignores permissions, and mounting a small tmpfs ne
 ``$CLAWMEM_FAULT_ENTRY`` names a module whose ``main(argv)`` runs instead of the CLI's (the
 app's editor save: tests/faults/app_save.py).
 
+A commit on a shared PostgreSQL index (``store.url``) is a write step too; with
+``$CLAWMEM_FAULT_STEPS=postgresql`` only those are counted and killed at (a publish's steps:
+tests/postgres/test_shared_kill9.py).
+
 Usage: python -m tests.faults.inject N clawmem-args…
 """
 
@@ -28,12 +32,15 @@ import apsw
 
 _kill_at = int(sys.argv[1])
 _enospc = os.environ.get("CLAWMEM_FAULT") == "enospc"
+_only_postgres = os.environ.get("CLAWMEM_FAULT_STEPS") == "postgresql"
 _steps = 0
 _fsyncs = 0
 
 
-def _step() -> None:
+def _step(postgres: bool = False) -> None:
     global _steps
+    if _only_postgres and not postgres:
+        return
     _steps += 1
     if _steps == _kill_at and not _enospc:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -70,6 +77,19 @@ def _on_commit() -> bool:
 os.replace = _counted_replace  # type: ignore[assignment]
 os.fsync = _counted_fsync
 apsw.Connection = _Connection  # type: ignore[misc]
+
+try:
+    import psycopg
+except ImportError:  # no PostgreSQL driver: no such steps
+    pass
+else:
+    _pg_commit = psycopg.Connection.commit
+
+    def _counted_pg_commit(self: psycopg.Connection) -> None:  # type: ignore[type-arg]
+        _step(postgres=True)
+        _pg_commit(self)
+
+    psycopg.Connection.commit = _counted_pg_commit  # type: ignore[method-assign]
 
 # after the hooks: the store imports apsw.Connection by name
 _entry = importlib.import_module(os.environ.get("CLAWMEM_FAULT_ENTRY") or "clawmem.program.main")

@@ -56,12 +56,20 @@ class Scenario:
         fault: str = "kill",
         count_to: Path | None = None,
         wrap: tuple[str, ...] = (),
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """``command`` (``args()`` of the prepared state) under tests/faults/inject.py, failed at its
         ``at``-th step (0: run whole, counting the steps into ``count_to`` if given); ``wrap`` is
-        a command line it runs under (a read-only mount: tests/faults/read_only.py). An MCP call
-        answered with an error exits 1 with the error's text as stderr, as the CLI would."""
-        env = {**ENV, "CLAWMEM_NOW": self.now, "CLAWMEM_FAULT": fault, "CLAWMEM_FAULT_ENTRY": self.entry or ""}
+        a command line it runs under (a read-only mount: tests/faults/read_only.py); ``env`` adds
+        to the environment. An MCP call answered with an error exits 1 with the error's text as
+        stderr, as the CLI would."""
+        env = {
+            **ENV,
+            "CLAWMEM_NOW": self.now,
+            "CLAWMEM_FAULT": fault,
+            "CLAWMEM_FAULT_ENTRY": self.entry or "",
+            **(env or {}),
+        }
         if count_to:
             env["CLAWMEM_FAULT_COUNT"] = str(count_to)
         args = [
