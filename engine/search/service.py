@@ -25,6 +25,7 @@ from clawmem.engine.search.pipeline import SearchRequest, VectorContext, run_sea
 from clawmem.engine.search.types import Legs, ScoringMode, SearchResponse
 from clawmem.engine.search.vector import VectorMatrix, build_matrix
 from clawmem.engine.store.index_rows import blob_to_vec
+from clawmem.engine.store.postgres.connect import StoreUnavailable
 from clawmem.engine.store.postgres.search_reader import PostgresSearchReader
 from clawmem.engine.store.schema import fts_tokenizer_in_use
 from clawmem.engine.store.search_reader import SearchReader, SqliteSearchReader
@@ -85,7 +86,11 @@ class SearchService:
             if self.runtime.shared is None:
                 recall.apply_observations(conn, observations)
             else:  # journalled for, and caught up with, the other machines (engine/recall_sharing.py)
-                recall_sharing.record(conn, self.runtime.shared, observations, int(self.clock.timestamp() * 1000))
+                try:
+                    recall_sharing.record(conn, self.runtime.shared, observations, int(self.clock.timestamp() * 1000))
+                except StoreUnavailable as exc:  # the answer stands; the recall stays on this machine
+                    note = f"this search's recall signals were kept on this machine only ({exc})"
+                    response = replace(response, warnings=(*response.warnings, note))
         return response
 
     @contextlib.contextmanager

@@ -311,6 +311,32 @@ def test_a_common_terms_count_is_exact_up_to_a_cap_then_estimated_from_a_sample(
     engine.close()
 
 
+def test_every_publish_leaves_the_chunks_vacuumed_and_analyzed(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str
+) -> None:
+    engine = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema, model=False)
+
+    def all_visible(pg: Any) -> bool:
+        """Every page of the chunks counted (analyzed) and marked all-visible (vacuumed)."""
+        pages, visible = pg.execute(
+            "SELECT relpages, relallvisible FROM pg_class WHERE oid = 'memory_index_chunks'::regclass"
+        ).fetchone()
+        pg.rollback()
+        return int(pages) > 0 and visible == pages
+
+    engine.sync()
+    shared = engine.runtime.shared
+    assert shared is not None
+    with shared.connection() as pg:
+        assert all_visible(pg)  # the first publish
+    diary = sorted((workspace / "memory").glob("*.md"))[0]
+    diary.write_text(diary.read_text(encoding="utf-8") + "\n- The kayak club meets at Quarry Bay.\n", encoding="utf-8")
+    engine.sync()
+    with shared.connection() as pg:
+        assert all_visible(pg)  # an incremental one
+    engine.close()
+
+
 def test_the_fixtures_forty_queries_get_the_same_answers_from_the_shared_index(
     tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, default_model_path: Path
 ) -> None:

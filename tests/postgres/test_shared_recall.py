@@ -199,3 +199,22 @@ def test_a_forgotten_texts_vectors_leave_every_machines_cache_when_it_replays(
         recall_sharing.catch_up(conn, b.runtime.shared)  # type: ignore[arg-type]
         assert [r.hash for r in index_rows.cache_rows(conn, ["forgotten", "kept"])] == ["kept"]
         assert line_vector_rows.for_hashes(conn, ["forgotten"], "k") == {}
+
+
+def test_a_search_whose_recall_cannot_reach_the_journal_still_answers_and_says_so(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, monkeypatch: Any
+) -> None:
+    from clawmem.engine.store.postgres.connect import StoreUnavailable
+
+    def lost(*_args: object) -> int:
+        # A stand-in: the server cannot be made to vanish between a search's read and its append.
+        raise StoreUnavailable("lost PostgreSQL at test: the connection was reset")
+
+    with at(machine(tmp_path / "a", workspace, pg_url, pg_schema), AFTER) as e:
+        e.sessions.import_file(LINGYIN, note=True)
+        e.sessions.flush(B, B_FACT, date="2026-10-31")
+        monkeypatch.setattr(recall_journal, "append", lost)
+        r = e.search("Lingyin Temple tickets")
+        assert r.results
+        assert any("kept on this machine only (lost PostgreSQL at test" in w for w in r.warnings), r.warnings
+        assert lingyin_entries(e)  # recorded here all the same

@@ -80,6 +80,11 @@ def connect(url: str, *, application: str = "clawmem") -> Any:
         raise StoreUnavailable(f"cannot reach PostgreSQL at {where}: {reason}") from None
     except psycopg.Error as exc:
         raise StoreUnavailable(f"cannot use PostgreSQL at {where}: {server_reason(exc)}") from None
+    # Never prepared statements: psycopg prepares a query after five runs, and the server may
+    # then plan it once for any parameters. A search's full-text queries take the tsquery as a
+    # parameter, and how many chunks a term matches decides the plan (the GIN index or a walk
+    # of the table), so each query is planned with its own values.
+    conn.prepare_threshold = None
     try:
         _ensure_vector(conn, where, psycopg)
     except BaseException:

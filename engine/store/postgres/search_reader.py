@@ -111,6 +111,11 @@ class PostgresSearchReader:
         sql_where = " AND ".join(where) + _sources(sources, "source", params)
         rank = "ts_rank_cd(terms, to_tsquery('simple', %s))" if ranked is not None else "NULL::real"
         order = "rank DESC, id" if ranked is not None else "id"
+        if ranked is None and required is not None:
+            # By id through the GIN index, never by walking the primary key until ``limit`` rows
+            # match: the planner cannot tell a CJK pair no chunk holds from a common one, and the
+            # walk read every chunk for it at 1M chunks (8–11 s a query; bench/RESULTS.md §3b).
+            self.conn.execute("SET LOCAL enable_indexscan = off")
         rows = self._rows(
             f"SELECT id, path, source, start_line, end_line, text, {rank} AS rank FROM memory_index_chunks "
             f"WHERE {sql_where} ORDER BY {order} LIMIT %s",
