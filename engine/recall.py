@@ -40,6 +40,7 @@ _QUERY_TERM_LIMIT = 32
 _TAG_STOP_WORDS = frozenset({"every", "another", "several", "per", "via", "whether", "within", "without", "across"})
 TRUST_ORDER = ORIGIN_CLASSES  # later = less trusted
 CLAIM_KEY_PREFIX = "memory:claim:"
+SESSION_KINDS = ("interactive", "cron", "heartbeat", "subagent", "unknown")  # the recall table's CHECK
 
 _CONTAMINATION = re.compile(
     r"openclaw:dreaming|openclaw-memory-(?:promotion|lineage)|^\s*#+\s*(?:light|rem|deep) sleep\b|"
@@ -250,8 +251,8 @@ class Observation:
     def from_json(cls, data: Mapping[str, object]) -> Observation:
         """The inverse of :meth:`to_json`; ValueError (or KeyError, TypeError) on anything else."""
         origin, kind = str(data["originClass"]), str(data["sessionKind"])
-        if origin not in ORIGIN_CLASSES:
-            raise ValueError(f"unknown origin class {origin!r}")
+        if origin not in ORIGIN_CLASSES or kind not in SESSION_KINDS:
+            raise ValueError(f"unknown origin class or session kind {origin!r}, {kind!r}")
         project = data.get("projectKey")
         return cls(
             query_hash=str(data["queryHash"]),

@@ -158,6 +158,20 @@ def test_a_journal_row_this_clawmem_cannot_read_is_skipped_not_guessed(
         e.sync()
         shared = e.runtime.shared
         assert shared is not None
+        whole = {
+            "queryHash": "q",
+            "day": "2026-11-05",
+            "at": 0,
+            "interactive": True,
+            "path": "memory/2026-10-31.md",
+            "startLine": 1,
+            "endLine": 2,
+            "snippet": "a line",
+            "score": 0.5,
+            "originClass": "agent",
+            "sessionKind": "interactive",
+            "projectKey": None,
+        }
         with shared.connection() as pg:
             recall_journal.append(
                 pg,
@@ -166,10 +180,11 @@ def test_a_journal_row_this_clawmem_cannot_read_is_skipped_not_guessed(
                 [
                     ("recall", "memory:x:1:2:abc", {"future": True}),
                     ("recall", "memory:y:1:2:abc", {"queryHash": "q", "originClass": "alien"}),
+                    ("recall", "memory:z:1:2:abc", {**whole, "sessionKind": "a kind from the future"}),
                 ],
             )
         caught = recall_sharing.catch_up(e.store.conn(), shared)
-        assert (caught.observations, caught.changed) == (2, 0)
+        assert (caught.observations, caught.changed) == (3, 0)
         assert recall_rows.all_rows(e.store.conn()) == []
 
 
