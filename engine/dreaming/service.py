@@ -444,7 +444,6 @@ class DreamingService:
 
     def _rank(self, now: int) -> tuple[list[CandidateExplanation], dict[str, RecallRow]]:
         conn = self._conn()
-        self._catch_up()
         rows = recall_rows.all_rows(conn)
         ranked = rank(
             rows,
@@ -675,6 +674,7 @@ class DreamingService:
     def candidates(self) -> tuple[CandidateExplanation, ...]:
         """Every recall entry, explained: promotable ones first in rank order (the Dreams pane list);
         the first ones that could be promoted also say what text promotion would write."""
+        self._catch_up()  # a run catches up once, at its start
         ranked, by_key = self._rank(self._now_ms())
         out: list[CandidateExplanation] = []
         for n, e in enumerate(ranked):
@@ -704,6 +704,7 @@ class DreamingService:
         text = selector.strip()
         if not text:
             raise ClawmemError("give an entry key, a key prefix or path:line (see `clawmem dream explain --help`)")
+        self._catch_up()
         ranked, rows = self._rank(self._now_ms())
         found = self._select(text, ranked)
         return self._with_focus(found, rows[found.key])

@@ -286,7 +286,12 @@ class IndexService:
             seeded = 0
             if embedder is not None:  # first what the shared index already has: it is published back, not lost
                 seeded, _ = mirror.seed_vectors(
-                    conn, pg, embedder, lines=self.settings.embedding.line_vectors, vec=self.store.vec_available
+                    conn,
+                    pg,
+                    embedder,
+                    lines=self.settings.embedding.line_vectors,
+                    vec=self.store.vec_available,
+                    now=self.clock.timestamp(),
                 )
             stats = mirror.publish_changes(
                 conn,
@@ -418,7 +423,9 @@ class IndexService:
         seeded = 0
         if self.runtime.shared is not None:  # what another machine already embedded is not embedded again
             with self.runtime.shared.connection() as pg:
-                seeded, _lines = mirror.seed_vectors(conn, pg, ident, lines=embedding.line_vectors, vec=vec)
+                seeded, _lines = mirror.seed_vectors(
+                    conn, pg, ident, lines=embedding.line_vectors, vec=vec, now=self.clock.timestamp()
+                )
         stats = embed_pending(
             conn,
             ModelCalls(choice.provider, budget, cancel),

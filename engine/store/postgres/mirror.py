@@ -331,13 +331,16 @@ class Embedder(Protocol):
     def dims(self) -> int: ...
 
 
-def seed_vectors(local: apsw.Connection, pg: Any, embedder: Embedder, *, lines: bool, vec: bool) -> tuple[int, int]:
+def seed_vectors(
+    local: apsw.Connection, pg: Any, embedder: Embedder, *, lines: bool, vec: bool, now: float
+) -> tuple[int, int]:
     """Give this machine's chunks that have no vector yet the vector of the same text (hash)
     and model in the shared index, or else in the shared embedding cache (texts another machine
     embedded that no published chunk holds now: an older or newer version of a file), then, with
     ``lines``, the texts without line vectors the shared index's line vectors of the same text
     and provider key: (chunks given a vector, texts given their lines). ``vec``: whether the
-    local index keeps a sqlite-vec table too (``set_chunk_embedding``)."""
+    local index keeps a sqlite-vec table too (``set_chunk_embedding``); ``now`` touches the
+    shared cache's hits, so its LRU keeps them."""
     pending = sorted(
         {str(r[0]) for r in local.execute("SELECT DISTINCT hash FROM memory_index_chunks WHERE embedding IS NULL")}
     )
@@ -355,14 +358,12 @@ def seed_vectors(local: apsw.Connection, pg: Any, embedder: Embedder, *, lines: 
                     for h, binary in cur.fetchall():
                         found[str(h)] = pg_rows.vector_blob(bytes(binary))
         rest = [h for h in pending if h not in found]
-        key = (embedder.provider, embedder.model, embedder.provider_key, embedder.dims)
         for start in range(0, len(rest), SEED_BATCH):
-            for h, blob in pg.execute(
-                "SELECT hash, embedding FROM memory_embedding_cache WHERE provider = %s AND model = %s "
-                "AND provider_key = %s AND dims = %s AND hash = ANY(%s)",
-                (*key, rest[start : start + SEED_BATCH]),
-            ).fetchall():
-                found[str(h)] = bytes(blob)
+            found.update(
+                vector_rows.cache_lookup(
+                    pg, embedder.provider, embedder.model, embedder.provider_key, rest[start : start + SEED_BATCH], now
+                )
+            )
     finally:
         pg.rollback()
     given = 0
@@ -392,14 +393,11 @@ def push_cache(local: apsw.Connection, pg: Any, index_key: str, cap: int, now: f
         )
         if not rows:
             break
-        with pg.cursor() as cur:
-            cur.executemany(
-                "INSERT INTO memory_embedding_cache (provider, model, provider_key, hash, embedding, dims, updated_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (provider, model, provider_key, hash) "
-                "DO UPDATE SET updated_at = excluded.updated_at",
-                [(r[1], r[2], r[3], r[4], bytes(r[5]), int(r[6]), now) for r in rows],
-            )
-        pg.commit()
+        by_key: dict[tuple[str, str, str, int], dict[str, bytes]] = {}
+        for _rowid, provider, model, provider_key, h, blob, dims in rows:
+            by_key.setdefault((provider, model, provider_key, int(dims)), {})[h] = bytes(blob)
+        for (provider, model, provider_key, dims), vectors in by_key.items():
+            vector_rows.cache_store(pg, provider, model, provider_key, vectors, dims, now)
         after = int(rows[-1][0])
         pushed += len(rows)
         with immediate(local):

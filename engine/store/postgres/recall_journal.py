@@ -72,13 +72,6 @@ def since(conn: Any, after: int, machine: str, limit: int = 1_000) -> list[Journ
     return [JournalRow(int(r[0]), str(r[1]), str(r[2]), str(r[3]), r[4] or {}) for r in rows]
 
 
-def last_id(conn: Any) -> int:
-    """The newest row's id (0 for an empty journal). Reads only."""
-    (last,) = conn.execute("SELECT coalesce(max(id), 0) FROM memory_recall_journal").fetchone()
-    conn.rollback()
-    return int(last)
-
-
 def summary(conn: Any) -> tuple[int, int]:
     """(observations kept, machines that made them), for ``status``. Reads only."""
     rows, machines = conn.execute(
