@@ -310,6 +310,8 @@ class ClawmemApp(App[int]):
         try:
             self.status_bar.progress(message.phase, message.done, message.total, message.detail, message.seconds_left)
             self.pane(StatusPane).show_progress(message)
+            if message.phase == "lines" and message.done:
+                self.pane(SearchPane).lines_embedded()
         except NoMatches:
             pass  # the app is shutting down: its widgets are already gone
 

@@ -2,7 +2,8 @@
 
 Order: curated files first, then dated diaries newest first, then the rest, so the memory a
 user is most likely to ask about becomes semantic first. Then the line vectors of every
-multi-line chunk (engine/index/line_evidence.py), in the same order, with its own progress.
+multi-line chunk (engine/index/line_evidence.py), in the same order, with its own progress,
+but the lines a search asked for first (engine/index/line_requests.py).
 Identical chunk texts are embedded once (the cache is keyed by text hash). The texts a batch
 still needs go to the model together, in calls of about one window, on the threads the machine's
 load leaves free (engine/index/model_calls.py). Every batch commits on its own, so an
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 import apsw
 from clawmem.engine.config import Clock
 from clawmem.engine.index.line_evidence import embed_pending_lines, line_chars
+from clawmem.engine.index.line_requests import LineRequests
 from clawmem.engine.index.model_calls import ModelCalls
 from clawmem.engine.index.sync import EmbedderIdentity
 from clawmem.engine.index.time_left import TimeLeft
@@ -54,6 +56,7 @@ def embed_pending(
     progress: EmbedProgress | None = None,
     line_progress: EmbedProgress | None = None,
     lines: bool = True,
+    line_requests: LineRequests | None = None,
 ) -> EmbedStats:
     started = time.perf_counter()
     cancel = calls.cancel
@@ -114,6 +117,7 @@ def embed_pending(
             progress=line_progress,
             new_vectors=embedded > 0,
             time_left=left,
+            requests=line_requests,
         )
         line_calls, cancelled = line_stats.embedded_lines, line_stats.cancelled
         reused = line_stats.reused_lines

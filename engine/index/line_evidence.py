@@ -9,7 +9,10 @@ token states in the same model pass ("late chunking") ranked no better than the 
 there, so each line is embedded on its own.
 
 The pass runs after the chunk vectors (search is hybrid before it starts), in the same order
-(curated files, then diaries newest first), and resumes where it stopped. The lines of a batch
+(curated files, then diaries newest first), and resumes where it stopped. A search that returns
+a chunk the pass has not reached asks for its lines (engine/index/line_requests.py): the next
+batch holds only those, and a batch is about a second of the model (BATCH_CHARS), so what a
+person is looking at gets its best lines within about two seconds. The lines of a batch
 of chunks go to the model together, in calls of about one window (engine/index/model_calls.py).
 A line is embedded once however often it occurs: twice in the batch, earlier in the pass, or in
 the previous version of an edited chunk (its row stays until the pass's sweep and keeps a key
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 
 import apsw
 from clawmem.engine.embed.provider import Vector
+from clawmem.engine.index.line_requests import LineRequests
 from clawmem.engine.index.model_calls import ModelCalls
 from clawmem.engine.index.sync import EmbedderIdentity
 from clawmem.engine.index.time_left import TimeLeft
@@ -42,6 +46,10 @@ _HEADING = re.compile(r"^\s*#{1,6}(?:\s|$)")
 _COMMENT_ONLY = re.compile(r"^\s*<!--.*-->\s*$")
 _WORD = re.compile(r"\w")
 DONE_KEY = "line_vectors_done"  # index meta: "<provider key>:<index revision>" of the last complete pass
+# Characters of lines one batch (one commit) holds: about 1 s of the model on two threads (4 calls
+# of CALL_CHARS), so a search's ask waits at most that long for the batch before its own
+# (bench/lines_asked.py). 16 LoCoMo chunk texts are ~24,000 characters of lines: ~3 s.
+BATCH_CHARS = 8_000
 SEEN_LINES = 20_000  # lines a pass remembers to embed a repeated line once (~30 MB of vectors)
 
 
@@ -78,10 +86,12 @@ def embed_pending_lines(
     progress: Callable[[int, int, float | None], None] | None = None,
     new_vectors: bool = True,
     time_left: TimeLeft | None = None,
+    requests: LineRequests | None = None,
 ) -> LineStats:
     """Line vectors for every embedded chunk text that has none yet; one commit per batch of
     ``batch_size`` chunk texts. ``new_vectors`` False (the chunk pass attached none): nothing to
-    do when the index has not changed since the last complete pass for this provider key."""
+    do when the index has not changed since the last complete pass for this provider key.
+    ``requests``: texts a search asked for (engine/index/line_requests.py) go into the next batch."""
     if not new_vectors and index_rows.get_meta(conn, DONE_KEY) == _marker(conn, ident):
         return LineStats(0, 0, False)
     todo = lines_rows.pending(conn, ident.model, ident.provider_key, limit)
@@ -98,11 +108,20 @@ def embed_pending_lines(
     time_left.start("lines")
     if progress:
         progress(0, len(todo), time_left.seconds())
-    for start in range(0, len(todo), max(1, batch_size)):
+    start = 0
+    while start < len(todo):
         if calls.cancelled:
             cancelled = True
             break
-        items = todo[start : start + batch_size]
+        size = max(1, batch_size)
+        cap: int | None = BATCH_CHARS
+        wanted_now = requests.take(conn) if requests is not None else []
+        if wanted_now:
+            todo[start:], asked = asked_first(todo[start:], wanted_now)
+            if asked:  # a batch of only those, however long: they are what a person waits for
+                size, cap = min(size, asked), None
+        items = _batch(todo[start : start + size], cap)
+        start += len(items)
         wanted = {item.hash: [t for _, t in evidence_lines(item.text)] for item in items}
         keys = {line: lines_rows.line_key(line) for lines in wanted.values() for line in lines}
         new: list[str] = []
@@ -143,6 +162,29 @@ def embed_pending_lines(
         if not cancelled and limit is None:
             index_rows.set_meta(conn, DONE_KEY, _marker(conn, ident))
     return LineStats(len(todo), embedded, cancelled, reused)
+
+
+def _batch(items: list[lines_rows.PendingText], cap: int | None) -> list[lines_rows.PendingText]:
+    """The first of ``items`` whose lines come to ``cap`` characters (at least one)."""
+    if cap is None:
+        return items
+    total = 0
+    for n, item in enumerate(items):
+        total += _chars(item.text)
+        if total > cap and n:
+            return items[:n]
+    return items
+
+
+def asked_first(rest: list[lines_rows.PendingText], asked: list[str]) -> tuple[list[lines_rows.PendingText], int]:
+    """``rest`` with the texts asked for in front, in the order asked (the others keep theirs),
+    and how many are in front. A hash the pass does not hold (its chunk had no vector when the
+    pass started, or its lines are done) is dropped: the next pass finds it if it is pending."""
+    order = {h: i for i, h in enumerate(asked)}
+    front = sorted((item for item in rest if item.hash in order), key=lambda item: order[item.hash])
+    if not front:
+        return rest, 0
+    return front + [item for item in rest if item.hash not in order], len(front)
 
 
 def _chars(text: str) -> int:

@@ -28,6 +28,7 @@ from clawmem.engine.index.identity import (
     scope_hash,
     semantic_only_differences,
 )
+from clawmem.engine.index.line_requests import LineRequests
 from clawmem.engine.index.model_calls import ModelCalls
 from clawmem.engine.index.rebuild import shadow_rebuild
 from clawmem.engine.index.sync import EmbedderIdentity, Progress, TextSyncStats, sync_text
@@ -127,6 +128,9 @@ class IndexService:
         self._choice_lock = threading.Lock()
         self._choice: ProviderChoice | None = None
         self._last_publish: PublishStats | None = None
+        # chunk texts whose lines a search wants before the pass reaches them (in-process)
+        self.line_requests = LineRequests()
+        self.passing = False  # an embedding pass of this process is running (it takes line_requests)
         conn = self.store.conn()
         if fts_tokenizer_in_use(conn) is None:
             ensure_chunks_fts(conn, self.settings.index.fts_tokenizer)
@@ -397,9 +401,11 @@ class IndexService:
         lock = self.runtime.lock("embed", timeout=lock_timeout)
         if not lock.acquire(cancel=cancel, on_wait=on_wait):
             return None  # another pass is embedding this agent's chunks (or we were cancelled waiting)
+        self.passing = True
         try:
             return self._embed_locked(progress, line_progress, cancel, limit)
         finally:
+            self.passing = False
             lock.release()
 
     def _embed_locked(
@@ -438,6 +444,7 @@ class IndexService:
             progress=progress,
             line_progress=line_progress,
             lines=embedding.line_vectors,
+            line_requests=self.line_requests,
         )
         if self.runtime.shared is not None and (stats.embedded or stats.line_calls or stats.lines_reused or seeded):
             try:

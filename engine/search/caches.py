@@ -84,6 +84,12 @@ class SearchCaches:
                 self._lines.popitem(last=False)
         return out
 
+    def lines_not_read(self, reader: SearchReader, hashes: Sequence[str], provider_key: str) -> set[str]:
+        """Of these text hashes, those :meth:`line_matrices` found no row for (not computed yet;
+        a row it found, even of another line rule, is cached)."""
+        with self._lines_lock:
+            return {h for h in hashes if (reader.key, provider_key, h) not in self._lines}
+
     # ------------------------------------------------------------------ document frequencies
 
     def document_frequencies(

@@ -96,6 +96,9 @@ class CandidatePool:
     mode: SearchMode
     notes: list[str]
     timings: dict[str, float]
+    # chunk id -> text hash of the candidates whose lines have no vectors yet (the line pass has
+    # not reached them): their score lacks the best line it will have
+    lines_pending: dict[str, str] = field(default_factory=dict)
 
 
 def concept_weights(concepts: list[str], total: int, count: Callable[[str], int]) -> dict[str, float]:
@@ -181,6 +184,16 @@ def line_matrices(
     """Chunk id -> the line vectors of its text, for the chunks that have them."""
     matrices = caches.line_matrices(reader, {m.hash: m.text for m in chunks}, provider_key, dims)
     return {m.id: matrices[m.hash] for m in chunks if m.hash in matrices}
+
+
+def lines_pending(
+    caches: SearchCaches, reader: SearchReader, chunks: Sequence[q.ChunkMeta], provider_key: str
+) -> dict[str, str]:
+    """Chunk id -> text hash of the multi-line chunks whose line vectors are not computed yet
+    (asked after :func:`line_matrices` read them: what it found is cached)."""
+    multi = [m for m in chunks if evidence_lines(m.text)]
+    missing = caches.lines_not_read(reader, [m.hash for m in multi], provider_key)
+    return {m.id: m.hash for m in multi if m.hash in missing}
 
 
 def best_lines(
@@ -493,9 +506,12 @@ def gather(
 
     meta.update(reader.chunk_meta([cid for cid in cands if cid not in meta]))
     lines: dict[str, BestLine] = {}
+    pending: dict[str, str] = {}
     if semantic and policy.calibrate and vec.qvec is not None and vec.calib.method != "raw" and vctx.provider_key:
         t2 = time.perf_counter()
-        lines = best_lines(caches, reader, vec.qvec, [m for cid, m in meta.items() if cid in cands], vctx.provider_key)
+        in_pool = [m for cid, m in meta.items() if cid in cands]
+        lines = best_lines(caches, reader, vec.qvec, in_pool, vctx.provider_key)
+        pending = lines_pending(caches, reader, [m for m in in_pool if m.id not in lines], vctx.provider_key)
         timings["lines"] = (time.perf_counter() - t2) * 1000
     mode = _mode(semantic, req, coverage, chunk_total, embedding_active, notes)
     return CandidatePool(
@@ -514,4 +530,5 @@ def gather(
         mode=mode,
         notes=notes,
         timings=timings,
+        lines_pending=pending,
     )

@@ -172,6 +172,9 @@ class BreakdownRow:
     tone: str = ""  # "warn": below the threshold; "danger": an untrusted origin
 
 
+LINE_PENDING_WORDS = "not computed yet: the line pass has not reached this chunk (its score will move)"
+
+
 def breakdown_rows(hit: SearchHit, response: SearchResponse, min_score: float) -> list[BreakdownRow]:
     """Every step from the two legs to the shown score, then where the hit came from."""
     b = hit.breakdown
@@ -180,6 +183,8 @@ def breakdown_rows(hit: SearchHit, response: SearchResponse, min_score: float) -
         quote = best_line_quote(hit)
         words = f"line {b.line} · cosine {_n(b.line_cosine)}" + (f" · “{quote}”" if quote else "")
         rows.append(BreakdownRow("best line", b.line_vector, words, bar=True, detail=True))
+    elif b.line_pending:
+        rows.append(BreakdownRow("best line", None, LINE_PENDING_WORDS, detail=True, tone="warn"))
     rows.append(
         BreakdownRow("keyword", b.keyword, keyword_note(hit, response.scoring, response.keyword_ranking), bar=True)
     )
@@ -308,6 +313,7 @@ def hit_record(hit: SearchHit) -> dict[str, Any]:
             "line": b.line,
             "lineCosine": b.line_cosine,
             "lineVector": b.line_vector,
+            "linePending": b.line_pending,
             "dateMatch": b.date_match,
         },
         "provenance": {

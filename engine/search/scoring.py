@@ -82,6 +82,7 @@ class Score(NamedTuple):
     line: BestLine | None = None
     line_vector: float | None = None
     date_match: float | None = None
+    line_pending: bool = False
 
     def breakdown(self, mmr_rank: int | None, passed: bool) -> ScoreBreakdown:
         return ScoreBreakdown(
@@ -107,6 +108,7 @@ class Score(NamedTuple):
             line_cosine=round(self.line.cosine, 6) if self.line else None,
             line_vector=round(self.line_vector, 6) if self.line_vector is not None else None,
             date_match=round(self.date_match, 4) if self.date_match is not None else None,
+            line_pending=self.line_pending,
         )
 
 
@@ -217,6 +219,7 @@ class Scorer:
             line=best,
             line_vector=line_vec,
             date_match=dm,
+            line_pending=best is None and z is not None and c.id in pool.lines_pending,
         )
         return Scored(c, bd, public, excluded, self.eligibility(public, qualifying, tier, mode, content))
 

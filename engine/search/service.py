@@ -16,6 +16,7 @@ from dataclasses import replace
 import apsw
 from clawmem.engine import recall, recall_sharing
 from clawmem.engine.errors import ClawmemError
+from clawmem.engine.index.line_requests import ask_elsewhere
 from clawmem.engine.index.service import IndexService
 from clawmem.engine.kinds import LEG_CHOICES, SCORING_MODES
 from clawmem.engine.runtime import Runtime
@@ -174,11 +175,39 @@ class SearchService:
             embedding_active=coverage < 1.0 and self.index.embedding_active(),
             warnings=warnings,
         )
+        response = self._ask_for_lines(reader, response)
         if choice is not None and choice.error:
             response = replace(response, fallback=choice.error)
         if state is not None and state.mismatched:
             response = replace(response, stale=True, action="clawmem index --force")
         return replace(response, keyword_ranking=reader.keyword_ranking)
+
+    def _ask_for_lines(self, reader: SearchReader, response: SearchResponse) -> SearchResponse:
+        """Results the line pass has not reached yet (no best line, and their score will move):
+        their lines are asked for first (engine/index/line_requests.py), and the response says so."""
+        pending = [hit.chunk_id for hit in response.results if hit.breakdown.line_pending]
+        if not pending:
+            return response
+        meta = reader.chunk_meta(pending)
+        hashes = [meta[cid].hash for cid in pending if cid in meta]
+        n = f"{len(pending)} of these results have" if len(pending) > 1 else "1 of these results has"
+        if self.index.passing and self.runtime.shared is not None:
+            self.index.line_requests.ask(hashes)
+            then = "this machine's pass publishes their lines to the shared index when it ends"
+        elif self.index.passing:
+            self.index.line_requests.ask(hashes)
+            then = "the line pass embeds their lines next"
+        elif self.runtime.shared is None and self.index.embedding_active():  # another process's pass
+            try:
+                ask_elsewhere(self.store.conn(), hashes)
+                then = "the line pass of the clawmem indexing now embeds their lines next"
+            except apsw.BusyError:  # the answer stands; the pass reaches them in its own order
+                then = "the line pass of the clawmem indexing now reaches them in its order"
+        else:
+            self.index.line_requests.ask(hashes)  # the next pass of this process takes them first
+            then = "run `clawmem index` to embed their lines"
+        note = f"{n} no best line yet, so their scores will still move: {then}"
+        return replace(response, warnings=(*response.warnings, note))
 
     def _checked(
         self, query: str, max_results: int | None, min_score: float | None, scoring: ScoringMode | None, legs: Legs

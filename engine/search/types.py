@@ -35,6 +35,7 @@ class ScoreBreakdown:
     date_match: float | None = None  # calibrated: how the diary's date covers the dates the query names
     recency: float = 1.0  # the spec's multiplier exp(−ln2/half-life · age); openclaw scoring applies it as is
     qualifying: float = 0.0  # content × importance × project: what min_score judges in the default scoring
+    line_pending: bool = False  # calibrated: a multi-line chunk whose line vectors the line pass has not made yet
 
 
 @dataclass(frozen=True)

@@ -98,9 +98,11 @@ def test_search_json_has_the_documented_shape(capsys: pytest.CaptureFixture[str]
         "line",
         "lineCosine",
         "lineVector",
+        "linePending",
         "dateMatch",
     }
     assert hit["breakdown"]["dateMatch"] is None  # the query names no date
+    assert hit["breakdown"]["linePending"] is False  # the index is complete: every best line is there
     assert data["dates"] == [] and data["datedDiaries"] == 0
     assert set(hit["provenance"]) == {"originClass", "sessionKind", "observedAt"}
 

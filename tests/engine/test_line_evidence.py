@@ -298,3 +298,162 @@ def test_a_sync_with_no_index_change_skips_the_line_scan(diary_engine: MemoryEng
     (diary_engine.workspace / "memory" / "2026-05-09.md").write_text("- a new day\n- and its second line\n", "utf-8")
     diary_engine.sync()  # the index changed: the scan runs and finds both texts
     assert next(iter(conn.execute(rows)))[0] == before + 2
+
+
+def test_asked_first_puts_the_asked_texts_in_front_in_the_order_asked() -> None:
+    from clawmem.engine.index.line_evidence import asked_first
+    from clawmem.engine.store.line_vector_rows import PendingText
+
+    rest = [PendingText(h, h) for h in "abcde"]
+    ordered, front = asked_first(rest, ["d", "x", "b"])  # "x": not in this pass, dropped
+    assert [p.hash for p in ordered] == ["d", "b", "a", "c", "e"] and front == 2
+    assert asked_first(rest, ["x"]) == (rest, 0)
+
+
+@pytest.mark.skipif(
+    STORE_URL is not None,
+    reason="it edits the local SQLite index behind the engine's back; a shared index's lines arrive when the pass publishes",
+)
+def test_a_search_before_the_line_pass_reaches_a_result_asks_for_its_lines_first(
+    tmp_path: Path, default_model_path: Path
+) -> None:
+    """The oldest diary is the line pass's last; a search that returns it before the pass gets
+    there says its best line is missing, and the pass embeds that diary's lines first."""
+    import threading
+
+    from clawmem.engine.search.explain import LINE_PENDING_WORDS, breakdown_rows, hit_record
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    talk = [
+        "Did the plumber come about the kitchen sink?",
+        "Yes, he replaced the pipe under it.",
+        "The quarterly taxes are due next week.",
+        "I moved the dentist appointment to Monday.",
+        "Our neighbour lent us a ladder for the gutters.",
+        "The library books go back on Saturday.",
+        "I signed up for the evening Spanish course.",
+        "The cat needs her vaccination in June.",
+        "Remember to water the basil while I am away.",
+    ]
+    for day in range(2, 5):  # newer diaries, nothing about a boat: the pass takes them first
+        turns = [f"- [D{day}:{i + 1}] {'Caroline' if i % 2 else 'Melanie'}: {t} ({day})" for i, t in enumerate(talk)]
+        (ws / "memory" / f"2026-05-0{day}.md").write_text(f"# Session {day}\n\n" + "\n".join(turns) + "\n", "utf-8")
+    (ws / "memory" / "2026-05-01.md").write_text(DIARY, "utf-8")  # the boat trip, oldest
+    (ws / "memory" / "projects").mkdir()
+    topics = [
+        "Billing moves to the new invoice service in June.",
+        "The garden shed needs a new roof.",
+        "Book club reads a mystery novel this month.",
+        "The car is due for its inspection in March.",
+        "Piano lessons are on Thursday evenings.",
+        "The team offsite is in Porto.",
+    ]
+    for i, topic in enumerate(topics):  # enough chunks for the workspace background (calibration)
+        (ws / "memory" / "projects" / f"note-{i}.md").write_text(f"# Note {i}\n\n{topic}\n", "utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    engine = MemoryEngine(make_settings(home, ws, search={"decay_enabled": False}, embedding={"batch_size": 1}))
+    question = "who went sailing and fell into the water"
+    try:
+        engine.sync()
+        conn = engine.store.conn()
+        with conn:  # every line vector gone: the chunk vectors stay, the line pass has it all to do
+            conn.execute("DELETE FROM memory_index_line_vectors")
+            conn.execute("DELETE FROM memory_index_meta WHERE key = 'line_vectors_done'")
+        everything = engine.search(question, record=False, min_score=0.0, max_results=20)
+        assert all(h.breakdown.line_pending == h.path.startswith("memory/2026-") for h in everything.results)
+        engine.index.line_requests.take()  # … but ask only for what the next search shows
+        before = engine.search(question, record=False, min_score=0.0, max_results=1)
+        (boat,) = before.results
+        assert boat.path == "memory/2026-05-01.md"
+        assert boat.breakdown.line_pending and boat.breakdown.line is None
+        assert any("no best line yet" in w and "run `clawmem index`" in w for w in before.warnings)
+        pending_row = next(r for r in breakdown_rows(boat, before, 0.0) if r.label == "best line")
+        assert pending_row.words == LINE_PENDING_WORDS and pending_row.value is None
+        assert hit_record(boat)["breakdown"]["linePending"] is True
+
+        cancel = threading.Event()
+        seen: list[tuple[set[str], object]] = []
+
+        def line_progress(done: int, total: int, _left: float | None) -> None:
+            if done == 1:  # the first batch is committed: what it held, and a search meanwhile
+                paths = {
+                    p
+                    for (p,) in conn.execute(
+                        "SELECT c.path FROM memory_index_chunks c JOIN memory_index_line_vectors l ON l.hash = c.hash"
+                    )
+                }
+                seen.append((paths, engine.search(question, record=False, min_score=0.0)))
+                cancel.set()
+
+        stats = engine.embed_pending(line_progress=line_progress, cancel=cancel)
+        assert stats is not None and stats.cancelled
+        ((paths, during),) = seen
+        assert paths == {"memory/2026-05-01.md"}  # asked for: first, though the pass's order puts it last
+        boat = next(h for h in during.results if h.path == "memory/2026-05-01.md")
+        assert boat.breakdown.line == 6 and not boat.breakdown.line_pending  # "[D3:4] … capsized twice"
+        # the other diaries were returned too and are now asked for, with the pass running here
+        assert any("the line pass embeds their lines next" in w for w in during.warnings)
+        assert len(engine.index.line_requests) > 0
+    finally:
+        engine.close()
+
+
+@pytest.mark.skipif(STORE_URL is not None, reason="it edits the local SQLite index behind the engine's back")
+def test_a_search_in_another_process_than_the_pass_leaves_its_ask_in_the_index(
+    tmp_path: Path, default_model_path: Path
+) -> None:
+    """`clawmem search` (or `clawmem mcp`) while the app indexes: the search's engine is not the
+    one passing, so it leaves its ask in the index's meta table; the pass takes it from there."""
+    import threading
+
+    from clawmem.engine.index.line_requests import ELSEWHERE_KEY
+    from clawmem.engine.store import index_rows
+
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for day in range(2, 5):  # newer diaries than the boat trip, each about something else
+        text = DIARY.replace("Session 3", f"Session {day}").replace("[D3:", f"[D{day}:")
+        text = text.replace("rented a sailing boat on the lake last weekend and capsized twice", f"painted room {day}")
+        (ws / "memory" / f"2026-05-0{day}.md").write_text(text, "utf-8")
+    (ws / "memory" / "2026-05-01.md").write_text(DIARY, "utf-8")
+    (ws / "memory" / "projects").mkdir()
+    for i, topic in enumerate(["Billing moves in June.", "The shed needs a roof.", "Book club on Monday.",
+                               "Car inspection in March.", "Piano on Thursdays.", "Offsite in Porto."]):  # fmt: skip
+        (ws / "memory" / "projects" / f"note-{i}.md").write_text(f"# Note {i}\n\n{topic}\n", "utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    settings = make_settings(home, ws, search={"decay_enabled": False}, embedding={"batch_size": 1})
+    indexer, searcher = MemoryEngine(settings), MemoryEngine(settings)  # two processes' engines
+    try:
+        indexer.sync()
+        conn = indexer.store.conn()
+        with conn:
+            conn.execute("DELETE FROM memory_index_line_vectors")
+            conn.execute("DELETE FROM memory_index_meta WHERE key = 'line_vectors_done'")
+        cancel = threading.Event()
+        first_batch: list[set[str]] = []
+        warnings: list[str] = []
+
+        def line_progress(done: int, _total: int, _left: float | None) -> None:
+            if done == 0:  # the pass has started and holds the embed lock: the other engine asks
+                r = searcher.search(
+                    "who went sailing and fell into the water", record=False, min_score=0.0, max_results=1
+                )
+                assert [h.path for h in r.results] == ["memory/2026-05-01.md"]
+                warnings.extend(r.warnings)
+                assert index_rows.get_meta(conn, ELSEWHERE_KEY)  # left in the index, not in memory
+                assert len(indexer.index.line_requests) == 0 and len(searcher.index.line_requests) == 0
+            elif done == 1:
+                sql = "SELECT c.path FROM memory_index_chunks c JOIN memory_index_line_vectors l ON l.hash = c.hash"
+                first_batch.append({p for (p,) in conn.execute(sql)})
+                cancel.set()
+
+        indexer.embed_pending(line_progress=line_progress, cancel=cancel)
+        assert first_batch == [{"memory/2026-05-01.md"}]  # the pass's last text, taken first
+        assert any("the clawmem indexing now embeds their lines next" in w for w in warnings)
+        assert index_rows.get_meta(conn, ELSEWHERE_KEY) is None  # taken
+    finally:
+        searcher.close()
+        indexer.close()

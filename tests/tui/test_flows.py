@@ -597,3 +597,45 @@ async def test_a_long_file_fills_in_batches_in_order_and_a_reload_keeps_the_plac
         assert table.row_count == count
         assert source.cursor_location[0] == target + 2
         assert "CHANGED" in source.text
+
+
+async def test_results_waiting_for_their_lines_get_them_first_and_the_search_refreshes(
+    make_app: Callable[..., ClawmemApp],
+) -> None:
+    """The line pass has not reached the results shown: the summary says their scores will move,
+    the breakdown says the best line is not computed yet; the pass embeds their lines first and
+    the shown search is run again when they land (engine/index/line_requests.py)."""
+    app = make_app()
+    conn = app.engine.store.conn()
+    with conn:  # the chunk vectors stay; every line vector is still to be made
+        conn.execute("DELETE FROM memory_index_line_vectors")
+        conn.execute("DELETE FROM memory_index_meta WHERE key = 'line_vectors_done'")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("3")
+        await pilot.press(*"why did the staging deploy fail")
+        await pilot.press("enter")
+        await settle(pilot)
+        pane = app.query_one(SearchPane)
+        assert pane.response is not None
+        waiting = [h.chunk_id for h in pane.response.results if h.breakdown.line_pending]
+        assert waiting, [(h.path, h.start_line) for h in pane.response.results]
+        assert "no best line yet" in str(app.query_one("#search-summary").content)
+        assert len(app.engine.index.line_requests) == len(waiting)  # asked for
+        shown = app.query_one("#search-results", DataTable)
+        shown.move_cursor(row=next(i for i, h in enumerate(pane.response.results) if h.breakdown.line_pending))
+        await settle(pilot)
+        parts = app.query_one(BreakdownPanel).content.renderables  # type: ignore[union-attr]
+        words = " ".join(getattr(part, "plain", "") for part in parts)
+        assert "best line not computed yet" in words
+        app.start_indexing()
+        await wait_for(
+            pilot,
+            lambda: (
+                pane.response is not None
+                and not any(h.breakdown.line_pending for h in pane.response.results)
+                and any(h.breakdown.line is not None for h in pane.response.results)
+            ),
+            timeout=60.0,
+        )
+        assert "no best line yet" not in str(app.query_one("#search-summary").content)

@@ -275,6 +275,13 @@ class SearchPane(Pane):
         if self.query_one("#search-query", Input).value.strip():
             self.run_query(record=False)
 
+    def lines_embedded(self) -> None:
+        """The line pass committed a batch: if a result shown still waits for its best line
+        (its lines were asked for first, engine/index/line_requests.py), search again."""
+        response = self.response
+        if response is not None and any(hit.breakdown.line_pending for hit in response.results):
+            self.index_changed()
+
     # ------------------------------------------------------------------ events
 
     @on(Input.Changed)
