@@ -62,7 +62,7 @@ def one_run(ws: Path, arm: str, asked_questions: list[str], run: int, read_s: fl
     engine = MemoryEngine(load_settings(home=home, workspace=ws))
     assert engine.provider_choice().provider is not None
     if arm.startswith("pass order"):  # the asks go nowhere: results wait for the pass's own order
-        engine.index.line_requests.ask = lambda hashes: 0  # type: ignore[method-assign]
+        engine.index.line_requests.ask = lambda hashes: None  # type: ignore[method-assign]
     # before this change a line batch was 16 chunk texts however long their lines (~3 s of the
     # model on LoCoMo); the cap makes it about one second: this arm prices the cap
     capped = PRODUCT_BATCH_CHARS.setdefault("chars", line_evidence.BATCH_CHARS)

@@ -52,20 +52,14 @@ class LineRequests:
     def __init__(self) -> None:
         self._asked: dict[str, None] = {}
         self._lock = threading.Lock()
-        self.asked_total = 0  # hashes ever asked for (the status and the bench read it)
 
-    def ask(self, hashes: Iterable[str]) -> int:
-        """Ask for these texts' lines; returns how many were not asked for already."""
-        added = 0
+    def ask(self, hashes: Iterable[str]) -> None:
+        """Ask for these texts' lines (a hash asked for again keeps its place)."""
         with self._lock:
             for h in hashes:
-                if h not in self._asked:
-                    self._asked[h] = None
-                    added += 1
+                self._asked.setdefault(h, None)
             while len(self._asked) > MAX_ASKED:  # the oldest ask is the least likely still on screen
                 del self._asked[next(iter(self._asked))]
-            self.asked_total += added
-        return added
 
     def take(self, conn: apsw.Connection | None = None) -> list[str]:
         """Every hash asked for since the last take, oldest first, then (given the index's

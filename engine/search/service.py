@@ -191,9 +191,11 @@ class SearchService:
         meta = reader.chunk_meta(pending)
         hashes = [meta[cid].hash for cid in pending if cid in meta]
         n = f"{len(pending)} of these results have" if len(pending) > 1 else "1 of these results has"
-        if self.index.passing and self.runtime.shared is not None:
+        if self.store.read_only:
+            then = "this index is read-only here, so they stay without one"
+        elif self.runtime.shared is not None:  # the lines reach the server with a pass's publish
             self.index.line_requests.ask(hashes)
-            then = "this machine's pass publishes their lines to the shared index when it ends"
+            then = "a pass publishes their lines to the shared index when it ends"
         elif self.index.passing:
             self.index.line_requests.ask(hashes)
             then = "the line pass embeds their lines next"
