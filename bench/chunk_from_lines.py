@@ -11,8 +11,8 @@ unchanged) and runs ``bench/locomo.py`` or ``bench/fixture_queries.py`` with the
 ``--``, on homes of its own. The weights are the normalised line vectors' (a close stand-in for
 the pooled means; the measured effect is far larger than the difference).
 
-Usage: python bench/chunk_from_lines.py locomo -- --fresh --out /tmp/locomo-lines.json
-       python bench/chunk_from_lines.py fixture -- --verbose --out /tmp/fixture-lines.json
+Usage: python bench/chunk_from_lines.py locomo [--min-lines N] -- --fresh --out /tmp/locomo-lines.json
+       python bench/chunk_from_lines.py fixture [--min-lines N] -- --verbose --out /tmp/fixture-lines.json
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ os.environ.setdefault("CLAWMEM_MODELS_DIR", str(ROOT / ".cache" / "models"))
 from clawmem.engine.embed import llama_provider  # noqa: E402
 
 _whole = llama_provider.LlamaEmbeddingProvider._embed
+# pool only chunks of at least this many lines (--min-lines, default 2: every multi-line chunk);
+# the others keep one window, as the product does
+MIN_LINES = 2
 
 
 def _pooled_from_lines(
@@ -44,7 +47,7 @@ def _pooled_from_lines(
     owner: list[int] = []
     for i, text in enumerate(texts):
         lines = [line.strip() for line in text.strip().split("\n") if any(ch.isalnum() for ch in line)]
-        for line in lines if len(lines) >= 2 else [text.strip()]:
+        for line in lines if len(lines) >= max(2, MIN_LINES) else [text.strip()]:
             parts.append(line)
             owner.append(i)
     vectors = _whole(self, prefix, parts, threads)
@@ -58,8 +61,12 @@ def main() -> int:
     if len(sys.argv) < 2 or sys.argv[1] not in ("locomo", "fixture"):
         print(__doc__.split("Usage:")[1].strip(), file=sys.stderr)
         return 2
+    global MIN_LINES
     which = sys.argv[1]
-    rest = sys.argv[3:] if len(sys.argv) > 2 and sys.argv[2] == "--" else sys.argv[2:]
+    args = sys.argv[2:]
+    if len(args) >= 2 and args[0] == "--min-lines":
+        MIN_LINES, args = int(args[1]), args[2:]
+    rest = args[1:] if args and args[0] == "--" else args
     llama_provider.LlamaEmbeddingProvider._embed = _pooled_from_lines  # type: ignore[method-assign]
     script = ROOT / "bench" / ("locomo.py" if which == "locomo" else "fixture_queries.py")
     if which == "locomo":  # its homes: vectors of this rule must never meet the product's cache

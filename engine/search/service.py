@@ -198,11 +198,11 @@ class SearchService:
             then = "a pass publishes their lines to the shared index when it ends"
         elif self.index.passing:
             self.index.line_requests.ask(hashes)
-            then = "the line pass embeds their lines next"
-        elif self.runtime.shared is None and self.index.embedding_active():  # another process's pass
+            then = "the line pass embeds their lines first"
+        elif self.index.embedding_active():  # another process's pass
             try:
                 ask_elsewhere(self.store.conn(), hashes)
-                then = "the line pass of the clawmem indexing now embeds their lines next"
+                then = "the line pass of the clawmem indexing now embeds their lines first"
             except apsw.BusyError:  # the answer stands; the pass reaches them in its own order
                 then = "the line pass of the clawmem indexing now reaches them in its order"
         else:

@@ -394,7 +394,7 @@ def test_a_search_before_the_line_pass_reaches_a_result_asks_for_its_lines_first
         boat = next(h for h in during.results if h.path == "memory/2026-05-01.md")
         assert boat.breakdown.line == 6 and not boat.breakdown.line_pending  # "[D3:4] … capsized twice"
         # the other diaries were returned too and are now asked for, with the pass running here
-        assert any("the line pass embeds their lines next" in w for w in during.warnings)
+        assert any("the line pass embeds their lines first" in w for w in during.warnings)
         assert len(engine.index.line_requests) > 0
     finally:
         engine.close()
@@ -452,7 +452,7 @@ def test_a_search_in_another_process_than_the_pass_leaves_its_ask_in_the_index(
 
         indexer.embed_pending(line_progress=line_progress, cancel=cancel)
         assert first_batch == [{"memory/2026-05-01.md"}]  # the pass's last text, taken first
-        assert any("the clawmem indexing now embeds their lines next" in w for w in warnings)
+        assert any("the clawmem indexing now embeds their lines first" in w for w in warnings)
         assert index_rows.get_meta(conn, ELSEWHERE_KEY) is None  # taken
     finally:
         searcher.close()
