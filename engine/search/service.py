@@ -190,25 +190,27 @@ class SearchService:
             return response
         meta = reader.chunk_meta(pending)
         hashes = [meta[cid].hash for cid in pending if cid in meta]
-        n = f"{len(pending)} of these results have" if len(pending) > 1 else "1 of these results has"
+        many = len(pending) > 1
+        its = "their" if many else "its"
         if self.store.read_only:
-            then = "this index is read-only here, so they stay without one"
+            then = f"this index is read-only here, so {'they stay' if many else 'it stays'} without one"
         elif self.runtime.shared is not None:  # the lines reach the server with a pass's publish
             self.index.line_requests.ask(hashes)
-            then = "a pass publishes their lines to the shared index when it ends"
+            then = f"a pass publishes {its} lines to the shared index when it ends"
         elif self.index.passing:
             self.index.line_requests.ask(hashes)
-            then = "the line pass embeds their lines first"
+            then = f"the line pass embeds {its} lines first"
         elif self.index.embedding_active():  # another process's pass
             try:
                 ask_elsewhere(self.store.conn(), hashes)
-                then = "the line pass of the clawmem indexing now embeds their lines first"
+                then = f"the line pass of the clawmem indexing now embeds {its} lines first"
             except apsw.BusyError:  # the answer stands; the pass reaches them in its own order
-                then = "the line pass of the clawmem indexing now reaches them in its order"
+                then = f"the line pass of the clawmem indexing now reaches {'them' if many else 'it'} in its order"
         else:
             self.index.line_requests.ask(hashes)  # the next pass of this process takes them first
-            then = "run `clawmem index` to embed their lines"
-        note = f"{n} no best line yet, so their scores will still move: {then}"
+            then = f"run `clawmem index` to embed {its} lines"
+        head = f"{len(pending)} of these results have" if many else "1 of these results has"
+        note = f"{head} no best line yet, so {its} {'scores' if many else 'score'} will still move: {then}"
         return replace(response, warnings=(*response.warnings, note))
 
     def _checked(

@@ -452,7 +452,7 @@ def test_a_search_in_another_process_than_the_pass_leaves_its_ask_in_the_index(
 
         indexer.embed_pending(line_progress=line_progress, cancel=cancel)
         assert first_batch == [{"memory/2026-05-01.md"}]  # the pass's last text, taken first
-        assert any("the clawmem indexing now embeds their lines first" in w for w in warnings)
+        assert any("the clawmem indexing now embeds its lines first" in w for w in warnings)
         assert index_rows.get_meta(conn, ELSEWHERE_KEY) is None  # taken
     finally:
         searcher.close()

@@ -83,6 +83,23 @@ def test_search_shows_the_best_line_of_a_diary_hit(snap_compare, make_app: Calla
     assert snap_compare(make_app(), terminal_size=(160, 45), run_before=run_before)
 
 
+def test_search_before_the_line_pass_reached_the_hit(snap_compare, make_app: Callable[..., ClawmemApp]) -> None:
+    """The same search with no line vectors made yet (no pass runs): the summary warns that the
+    scores will still move, the breakdown's "best line" row says it is not computed yet."""
+    app = make_app()
+    conn = app.engine.store.conn()
+    with conn:
+        conn.execute("DELETE FROM memory_index_line_vectors")
+        conn.execute("DELETE FROM memory_index_meta WHERE key = 'line_vectors_done'")
+
+    async def run_before(pilot: Pilot[object]) -> None:
+        await settle(pilot)
+        await pilot.press("3", *"who upgraded the hotel room", "enter")
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=(160, 45), run_before=run_before)
+
+
 def test_search_for_a_date_shows_the_date_row(snap_compare, make_app: Callable[..., ClawmemApp]) -> None:
     """A question naming a day: the diary of that day, its "date" row, and its age from that day."""
 
