@@ -177,7 +177,7 @@ def _batch(items: list[lines_rows.PendingText], cap: int | None) -> list[lines_r
 
 
 def asked_first(rest: list[lines_rows.PendingText], asked: list[str]) -> tuple[list[lines_rows.PendingText], int]:
-    """``rest`` with the texts asked for in front, in the order asked (the others keep theirs),
+    """``rest`` with the texts asked for in front, in the order given (the others keep theirs),
     and how many are in front. A hash the pass does not hold (its chunk had no vector when the
     pass started, or its lines are done) is dropped: the next pass finds it if it is pending."""
     order = {h: i for i, h in enumerate(asked)}

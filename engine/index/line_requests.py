@@ -33,7 +33,8 @@ def ask_elsewhere(conn: apsw.Connection, hashes: Iterable[str]) -> None:
         return
     with immediate(conn):
         held = (index_rows.get_meta(conn, ELSEWHERE_KEY) or "").split()
-        merged = list(dict.fromkeys([*held, *wanted]))[-MAX_ASKED:]
+        again = set(wanted)
+        merged = ([h for h in held if h not in again] + wanted)[-MAX_ASKED:]  # oldest first, as asked
         index_rows.set_meta(conn, ELSEWHERE_KEY, " ".join(merged))
 
 
@@ -47,28 +48,30 @@ def _take_elsewhere(conn: apsw.Connection) -> list[str]:
 
 
 class LineRequests:
-    """A thread-safe set of chunk text hashes, oldest first, that the line pass takes in a batch."""
+    """A thread-safe set of chunk text hashes in the order asked, which the line pass takes."""
 
     def __init__(self) -> None:
         self._asked: dict[str, None] = {}
         self._lock = threading.Lock()
 
     def ask(self, hashes: Iterable[str]) -> None:
-        """Ask for these texts' lines (a hash asked for again keeps its place)."""
+        """Ask for these texts' lines (a hash asked for again becomes the newest ask)."""
         with self._lock:
             for h in hashes:
-                self._asked.setdefault(h, None)
+                self._asked.pop(h, None)
+                self._asked[h] = None
             while len(self._asked) > MAX_ASKED:  # the oldest ask is the least likely still on screen
                 del self._asked[next(iter(self._asked))]
 
     def take(self, conn: apsw.Connection | None = None) -> list[str]:
-        """Every hash asked for since the last take, oldest first, then (given the index's
+        """Every hash asked for since the last take, newest first (search-as-you-type asks for
+        each query typed on the way; the last one is on screen), then (given the index's
         ``conn``) those other processes left in it; both are empty after."""
         with self._lock:
-            out = list(self._asked)
+            out = list(reversed(self._asked))
             self._asked.clear()
         if conn is not None:
-            out = list(dict.fromkeys([*out, *_take_elsewhere(conn)]))
+            out = list(dict.fromkeys([*out, *reversed(_take_elsewhere(conn))]))
         return out
 
     def __len__(self) -> int:

@@ -310,6 +310,26 @@ def test_asked_first_puts_the_asked_texts_in_front_in_the_order_asked() -> None:
     assert asked_first(rest, ["x"]) == (rest, 0)
 
 
+def test_the_newest_ask_is_taken_first_and_a_repeated_ask_becomes_the_newest(tmp_path: Path) -> None:
+    """Search-as-you-type asks for the results of every query typed on the way: the last one is
+    what is on screen, so the pass takes it first; asks left in the index by another process
+    come after this process's own, newest first too."""
+    from clawmem.engine.index.line_requests import LineRequests, ask_elsewhere
+    from clawmem.engine.store.db import Store
+    from clawmem.engine.store.schema import ensure_schema
+
+    store = Store(tmp_path / "index.sqlite")
+    conn = store.conn()
+    ensure_schema(conn)
+    asks = LineRequests()
+    asks.ask(["a", "b"])
+    asks.ask(["c", "a"])
+    ask_elsewhere(conn, ["x", "y"])
+    ask_elsewhere(conn, ["z", "x"])
+    assert asks.take(conn) == ["a", "c", "b", "x", "z", "y"]
+    assert asks.take(conn) == [] and len(asks) == 0
+
+
 @pytest.mark.skipif(
     STORE_URL is not None,
     reason="it edits the local SQLite index behind the engine's back; a shared index's lines arrive when the pass publishes",
