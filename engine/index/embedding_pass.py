@@ -57,7 +57,13 @@ def embed_pending(
     line_progress: EmbedProgress | None = None,
     lines: bool = True,
     line_requests: LineRequests | None = None,
+    chunks_done: Callable[[], None] | None = None,
+    lines_answered: Callable[[list[str]], None] | None = None,
 ) -> EmbedStats:
+    """Chunk vectors for every chunk without one, then line vectors (engine/index/line_evidence.py).
+    ``chunks_done`` is called between the two passes when chunks got vectors (a shared index
+    publishes them then: hybrid search there need not wait for the lines); ``lines_answered``
+    with the texts whose lines a search asked for, once they are stored."""
     started = time.perf_counter()
     cancel = calls.cancel
     pending = rows.pending_chunks(conn, limit)
@@ -107,6 +113,8 @@ def embed_pending(
         rows.cache_evict(conn, cache_cap)
     chunk_calls = calls.texts
     line_calls = reused = 0
+    if chunks_done is not None and embedded and not cancelled:
+        chunks_done()
     if lines and not cancelled and not calls.cancelled:
         line_stats = embed_pending_lines(
             conn,
@@ -118,6 +126,7 @@ def embed_pending(
             new_vectors=embedded > 0,
             time_left=left,
             requests=line_requests,
+            answered=lines_answered,
         )
         line_calls, cancelled = line_stats.embedded_lines, line_stats.cancelled
         reused = line_stats.reused_lines

@@ -87,11 +87,14 @@ def embed_pending_lines(
     new_vectors: bool = True,
     time_left: TimeLeft | None = None,
     requests: LineRequests | None = None,
+    answered: Callable[[list[str]], None] | None = None,
 ) -> LineStats:
     """Line vectors for every embedded chunk text that has none yet; one commit per batch of
     ``batch_size`` chunk texts. ``new_vectors`` False (the chunk pass attached none): nothing to
     do when the index has not changed since the last complete pass for this provider key.
-    ``requests``: texts a search asked for (engine/index/line_requests.py) go into the next batch."""
+    ``requests``: texts a search asked for (engine/index/line_requests.py) go into the next batch;
+    ``answered`` gets their hashes once that batch is committed (before ``progress`` hears of it):
+    a shared index publishes them then, not at the pass's end."""
     if not new_vectors and index_rows.get_meta(conn, DONE_KEY) == _marker(conn, ident):
         return LineStats(0, 0, False)
     todo = lines_rows.pending(conn, ident.model, ident.provider_key, limit)
@@ -116,6 +119,7 @@ def embed_pending_lines(
         size = max(1, batch_size)
         cap: int | None = BATCH_CHARS
         wanted_now = requests.take(conn) if requests is not None else []
+        asked = 0
         if wanted_now:
             todo[start:], asked = asked_first(todo[start:], wanted_now)
             if asked:  # a batch of only those, however long: they are what a person waits for
@@ -151,6 +155,8 @@ def embed_pending_lines(
             for h, blob, line_keys in out:
                 lines_rows.store(conn, h, ident.provider_key, blob, line_keys)
         done += len(out)
+        if asked and answered is not None and out:
+            answered([h for h, _, _ in out])
         time_left.done("lines", sum(_chars(item.text) for item in items[: len(out)]))
         if progress:
             progress(done, len(todo), time_left.seconds())

@@ -28,7 +28,7 @@ from clawmem.engine.index.identity import (
     scope_hash,
     semantic_only_differences,
 )
-from clawmem.engine.index.line_requests import LineRequests
+from clawmem.engine.index.line_requests import LineRequests, take_shared
 from clawmem.engine.index.model_calls import ModelCalls
 from clawmem.engine.index.rebuild import shadow_rebuild
 from clawmem.engine.index.sync import EmbedderIdentity, Progress, TextSyncStats, sync_text
@@ -40,6 +40,7 @@ from clawmem.engine.sessions import trust
 from clawmem.engine.store import index_rows as rows
 from clawmem.engine.store.db import immediate
 from clawmem.engine.store.postgres import mirror
+from clawmem.engine.store.postgres.connect import StoreUnavailable
 from clawmem.engine.store.postgres.mirror import PublishStats
 from clawmem.engine.store.schema import (
     drop_derived,
@@ -128,8 +129,9 @@ class IndexService:
         self._choice_lock = threading.Lock()
         self._choice: ProviderChoice | None = None
         self._last_publish: PublishStats | None = None
-        # chunk texts whose lines a search wants before the pass reaches them (in-process)
-        self.line_requests = LineRequests()
+        # chunk texts whose lines a search wants before the pass reaches them (in-process, and
+        # with a shared index those other machines left on it)
+        self.line_requests = LineRequests(self._shared_asks if runtime.shared is not None else None)
         self.passing = False  # an embedding pass of this process is running (it takes line_requests)
         conn = self.store.conn()
         if fts_tokenizer_in_use(conn) is None:
@@ -432,6 +434,17 @@ class IndexService:
                 seeded, _lines = mirror.seed_vectors(
                     conn, pg, ident, lines=embedding.line_vectors, vec=vec, now=self.clock.timestamp()
                 )
+        midway: list[PublishStats] = []  # the publish between the chunk and the line pass
+        asked_lines = [0]  # texts whose asked-for lines were published as they were stored
+
+        def chunks_done() -> None:
+            if (published := self._publish_between_passes(conn, ident)) is not None:
+                midway.append(published)
+
+        def lines_answered(hashes: list[str]) -> None:
+            asked_lines[0] += self._publish_asked_lines(conn, ident, hashes)
+
+        shared = self.runtime.shared is not None
         stats = embed_pending(
             conn,
             ModelCalls(choice.provider, budget, cancel),
@@ -445,14 +458,56 @@ class IndexService:
             line_progress=line_progress,
             lines=embedding.line_vectors,
             line_requests=self.line_requests,
+            chunks_done=chunks_done if shared else None,
+            lines_answered=lines_answered if shared else None,
         )
-        if self.runtime.shared is not None and (stats.embedded or stats.line_calls or stats.lines_reused or seeded):
+        final: PublishStats | None = None
+        if shared and (stats.embedded or stats.line_calls or stats.lines_reused or seeded):
             try:
                 with self.runtime.lock("reindex", timeout=30.0):  # the files must not change under the publish
-                    self._publish(conn, ident)
+                    final = self._publish(conn, ident)
             except IndexBusy:
                 pass  # a sync holds the index: it publishes these vectors with its own changes
+        if midway or asked_lines[0]:  # the pass's publishes as one, for the report
+            first = midway[0] if midway else None
+            whole = first.then(final) if first is not None and final is not None else first or final
+            if whole is not None:
+                self._last_publish = dataclasses.replace(whole, lines=whole.lines + asked_lines[0])
         return dataclasses.replace(stats, cache_hits=stats.cache_hits + seeded) if seeded else stats
+
+    def _publish_between_passes(self, conn: apsw.Connection, ident: EmbedderIdentity) -> PublishStats | None:
+        """The chunk vectors, published before the line pass starts: searches read the shared
+        index, and its hybrid search need not wait minutes for the lines (bench/RESULTS.md §3).
+        None when a sync holds the index (it publishes them with its own changes) or the server
+        is away (the publish at the pass's end says so)."""
+        try:
+            with self.runtime.lock("reindex", timeout=30.0):
+                return self._publish(conn, ident)
+        except (IndexBusy, StoreUnavailable):
+            return None
+
+    def _publish_asked_lines(self, conn: apsw.Connection, ident: EmbedderIdentity, hashes: list[str]) -> int:
+        """The line vectors a search asked for, on the shared index as soon as they are stored
+        here (engine/index/line_requests.py); the rest wait for the pass's end. How many texts."""
+        shared = self.runtime.shared
+        if shared is None:
+            return 0
+        try:
+            with shared.connection() as pg:
+                return mirror.publish_lines(conn, pg, hashes, ident.provider_key)
+        except StoreUnavailable:
+            return 0  # the publish at the pass's end carries them, or says why it cannot
+
+    def _shared_asks(self) -> list[str]:
+        """What searches on other machines asked for on the shared index (none when it is away)."""
+        shared = self.runtime.shared
+        if shared is None:
+            return []
+        try:
+            with shared.connection() as pg:
+                return take_shared(pg)
+        except StoreUnavailable:
+            return []
 
     def vector_coverage(self) -> tuple[int, int]:
         """(chunks with a vector, all chunks)."""

@@ -16,7 +16,7 @@ from dataclasses import replace
 import apsw
 from clawmem.engine import recall, recall_sharing
 from clawmem.engine.errors import ClawmemError
-from clawmem.engine.index.line_requests import ask_elsewhere
+from clawmem.engine.index.line_requests import ask_elsewhere, ask_shared
 from clawmem.engine.index.service import IndexService
 from clawmem.engine.kinds import LEG_CHOICES, SCORING_MODES
 from clawmem.engine.runtime import Runtime
@@ -26,7 +26,7 @@ from clawmem.engine.search.pipeline import SearchRequest, VectorContext, run_sea
 from clawmem.engine.search.types import Legs, ScoringMode, SearchResponse
 from clawmem.engine.search.vector import VectorMatrix, build_matrix
 from clawmem.engine.store.index_rows import blob_to_vec
-from clawmem.engine.store.postgres.connect import StoreUnavailable
+from clawmem.engine.store.postgres.connect import StoreUnavailable, driver
 from clawmem.engine.store.postgres.search_reader import PostgresSearchReader
 from clawmem.engine.store.schema import fts_tokenizer_in_use
 from clawmem.engine.store.search_reader import SearchReader, SqliteSearchReader
@@ -194,9 +194,8 @@ class SearchService:
         its = "their" if many else "its"
         if self.store.read_only:
             then = f"this index is read-only here, so {'they stay' if many else 'it stays'} without one"
-        elif self.runtime.shared is not None:  # the lines reach the server with a pass's publish
-            self.index.line_requests.ask(hashes)
-            then = f"a pass publishes {its} lines to the shared index when it ends"
+        elif self.runtime.shared is not None:  # searches read the server: a pass publishes asked lines at once
+            then = self._ask_shared_index(hashes, its, many)
         elif self.index.passing:
             self.index.line_requests.ask(hashes)
             then = f"the line pass embeds {its} lines first"
@@ -212,6 +211,30 @@ class SearchService:
         head = f"{len(pending)} of these results have" if many else "1 of these results has"
         note = f"{head} no best line yet, so {its} {'scores' if many else 'score'} will still move: {then}"
         return replace(response, warnings=(*response.warnings, note))
+
+    def _ask_shared_index(self, hashes: list[str], its: str, many: bool) -> str:
+        """Ask for lines on a shared index: this process's pass, another process's pass on this
+        machine, or, with neither, the pass of any machine that publishes to the server; what
+        the warning says happens then."""
+        shared = self.runtime.shared
+        assert shared is not None
+        if self.index.passing:
+            self.index.line_requests.ask(hashes)
+            return f"the line pass embeds {its} lines first and publishes them to the shared index"
+        if self.index.embedding_active():
+            try:
+                ask_elsewhere(self.store.conn(), hashes)
+                return f"the line pass of the clawmem indexing now embeds {its} lines first"
+            except apsw.BusyError:
+                pass
+        else:
+            try:
+                with shared.connection() as pg:
+                    ask_shared(pg, hashes)
+                return f"the next line pass publishing to the shared index embeds {its} lines first"
+            except (StoreUnavailable, driver().Error):  # away, or this role may only read
+                pass
+        return f"a line pass publishing to the shared index reaches {'them' if many else 'it'} in its order"
 
     def _checked(
         self, query: str, max_results: int | None, min_score: float | None, scoring: ScoringMode | None, legs: Legs

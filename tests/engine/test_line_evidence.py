@@ -332,7 +332,7 @@ def test_the_newest_ask_is_taken_first_and_a_repeated_ask_becomes_the_newest(tmp
 
 @pytest.mark.skipif(
     STORE_URL is not None,
-    reason="it edits the local SQLite index behind the engine's back; a shared index's lines arrive when the pass publishes",
+    reason="it edits the local SQLite index behind the engine's back (the shared index's case: tests/postgres/test_shared_index.py)",
 )
 def test_a_search_before_the_line_pass_reaches_a_result_asks_for_its_lines_first(
     tmp_path: Path, default_model_path: Path

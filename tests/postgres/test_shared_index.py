@@ -354,3 +354,89 @@ def test_the_fixtures_forty_queries_get_the_same_answers_from_the_shared_index(
         assert on_pg[:5] == on_sqlite[:5], q["query"]
     local.close()
     laptop.close()
+
+
+def _line_pass_workspace(root: Path) -> Path:
+    """Three newer diaries about chores, the oldest about a capsized sailing boat (the line
+    pass's last, diaries going newest first), and six short notes for the calibration."""
+    ws = root / "ws"
+    (ws / "memory" / "projects").mkdir(parents=True)
+    chores = ["Did the plumber come about the sink?", "Yes, he replaced the pipe.", "Taxes are due next week.",
+              "The dentist moved to Monday.", "The neighbour lent us a ladder.", "Library books go back Saturday."]  # fmt: skip
+    for day in range(2, 5):
+        turns = [f"- [D{day}:{i + 1}] {'Caroline' if i % 2 else 'Melanie'}: {t} ({day})" for i, t in enumerate(chores)]
+        (ws / "memory" / f"2026-05-0{day}.md").write_text(f"# Session {day}\n\n" + "\n".join(turns) + "\n", "utf-8")
+    boat = ["Morning! Did you finish the report?", "Almost, the charts are missing.",
+            "We rented a sailing boat on the lake and capsized twice.", "Ha, at least the water was warm?",
+            "Not really. The printer is broken again.", "I will call the facilities team."]  # fmt: skip
+    turns = [f"- [D1:{i + 1}] {'Caroline' if i % 2 else 'Melanie'}: {t}" for i, t in enumerate(boat)]
+    (ws / "memory" / "2026-05-01.md").write_text("# Session 1\n\n" + "\n".join(turns) + "\n", "utf-8")
+    for i, topic in enumerate(["Billing moves in June.", "The shed needs a roof.", "Book club on Monday.",
+                               "Car inspection in March.", "Piano on Thursdays.", "Offsite in Porto."]):  # fmt: skip
+        (ws / "memory" / "projects" / f"note-{i}.md").write_text(f"# Note {i}\n\n{topic}\n", "utf-8")
+    return ws
+
+
+def test_a_pass_publishes_chunk_vectors_before_its_lines_and_asked_lines_at_once(
+    tmp_path: Path, pg_url: str, pg_schema: str, pg_conn: Any, default_model_path: Path
+) -> None:
+    """Searches read the shared index, so a pass that published only at its end left another
+    machine keyword-only, then without best lines, for the whole pass. Now the chunk vectors
+    are there when the line pass starts; a laptop's search leaves its ask on the server; the
+    pass takes it first and publishes those lines as soon as their batch is stored."""
+    from clawmem.engine.index.line_requests import ELSEWHERE_KEY
+
+    ws = _line_pass_workspace(tmp_path)
+    extra: dict[str, Any] = {"store": {"url": pg_url, "schema": pg_schema}, "search": {"decay_enabled": False}}
+    desk = MemoryEngine(make_settings(tmp_path / "desk", ws, embedding={"batch_size": 1}, **extra))
+    laptop = MemoryEngine(make_settings(tmp_path / "laptop", tmp_path / "no-files", **extra))
+    question = "who went sailing and fell into the water"
+    cancel = threading.Event()
+    seen: dict[int, Any] = {}
+    try:
+        desk.sync(embed=False)  # text only: the shared index is keyword-only
+
+        def line_progress(done: int, _total: int, _left: float | None) -> None:
+            if done == 0:  # the line pass starts: the chunk vectors must be on the server already
+                seen[0] = (
+                    laptop.search(question, record=False, min_score=0.0, max_results=1),
+                    pg_counts(pg_conn, pg_schema),
+                )
+                pg_conn.execute(f'SET search_path TO "{pg_schema}", public')
+                seen["ask"] = pg_conn.execute(
+                    "SELECT value FROM memory_index_meta WHERE key = %s", (ELSEWHERE_KEY,)
+                ).fetchone()
+                pg_conn.rollback()
+            elif done == 1:  # the first batch: the laptop's ask, published before the pass goes on
+                seen[1] = (
+                    laptop.search(question, record=False, min_score=0.0, max_results=1),
+                    pg_counts(pg_conn, pg_schema),
+                )
+                cancel.set()
+
+        stats = desk.embed_pending(line_progress=line_progress, cancel=cancel)
+        assert stats is not None and stats.cancelled
+
+        before, (_, chunks, embedded, lines) = seen[0]
+        assert embedded == chunks > 0 and lines == 0  # every chunk vector, no line yet
+        assert before.mode == "hybrid"
+        (boat,) = before.results
+        assert boat.path == "memory/2026-05-01.md" and boat.breakdown.vector is not None
+        assert boat.breakdown.line_pending and boat.breakdown.line is None
+        assert any(
+            "the next line pass publishing to the shared index embeds its lines first" in w for w in before.warnings
+        )
+        (boat_hash,) = [
+            str(h)
+            for (h,) in desk.store.conn().execute("SELECT hash FROM memory_index_chunks WHERE path = ?", (boat.path,))
+        ]
+        assert seen["ask"] is not None and seen["ask"][0].split() == [boat_hash]  # left on the server
+
+        during, (_, _, _, lines_during) = seen[1]
+        (boat,) = during.results
+        assert boat.path == "memory/2026-05-01.md"
+        assert boat.breakdown.line == 5 and not boat.breakdown.line_pending  # "[D1:3] … capsized twice"
+        assert lines_during == 1  # that text only: the pass's own order waits for its end
+    finally:
+        desk.close()
+        laptop.close()

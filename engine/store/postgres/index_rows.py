@@ -186,6 +186,21 @@ def set_meta(conn: Any, key: str, value: str) -> None:
     )
 
 
+def meta_for_update(conn: Any, key: str) -> str | None:
+    """One index meta value, its row locked for the caller's transaction (created empty if it was
+    not there: two machines merging into one value take turns)."""
+    conn.execute("INSERT INTO memory_index_meta (key, value) VALUES (%s, '') ON CONFLICT (key) DO NOTHING", (key,))
+    row = conn.execute("SELECT value FROM memory_index_meta WHERE key = %s FOR UPDATE", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def pop_meta(conn: Any, key: str) -> str | None:
+    """One index meta value, deleted as it is read (one statement: nothing to write when the key
+    is not there), in the caller's transaction."""
+    row = conn.execute("DELETE FROM memory_index_meta WHERE key = %s RETURNING value", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def _swap_in_vectors(conn: Any, dims: int, vectors: Mapping[str, np.ndarray]) -> None:
     conn.execute("DROP TABLE IF EXISTS memory_index_chunks_vec_next")
     conn.execute(

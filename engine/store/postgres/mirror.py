@@ -5,7 +5,9 @@ Each machine that has the workspace keeps building its index where the files are
 SQLite, with everything that makes that fast and safe (incremental sync by file hash, the shadow
 rebuild, the embedding cache, line reuse). After each sync and each embedding pass, the files
 whose hash differs between the two indexes are copied to PostgreSQL, with their chunks, origins,
-recall metadata, vectors and line vectors, and the files gone from this index are removed there:
+recall metadata, vectors and line vectors, and the files gone from this index are removed there
+(a pass publishes once more between its chunk vectors and its line vectors, and the lines a search
+asked for as soon as they are stored: ``publish_lines``, engine/index/line_requests.py):
 
 - **one transaction** under the shared index's state row (engine/store/postgres/index_rows.py):
   writers on several machines take turns, a search never sees half a publish, and a killed
@@ -205,6 +207,39 @@ def _write_lines(pg: Any, local: apsw.Connection, provider_key: str | None) -> i
         (provider_key,),
     )
     return len(new)
+
+
+def publish_lines(local: apsw.Connection, pg: Any, hashes: Sequence[str], provider_key: str) -> int:
+    """The line vectors of these chunk texts, copied now rather than at the pass's end: a search
+    asked for them (engine/index/line_requests.py), and a search reads the shared index. Only
+    texts the shared index holds; one short transaction under its state row, so a publish on
+    another machine is never interleaved. How many texts were written."""
+    wanted = sorted(set(hashes))
+    if not wanted:
+        return 0
+    marks = ", ".join("?" for _ in wanted)
+    rows = [
+        (str(h), bytes(blob), bytes(keys))
+        for h, blob, keys in local.execute(
+            "SELECT hash, vectors, line_keys FROM memory_index_line_vectors "
+            f"WHERE provider_key = ? AND hash IN ({marks})",
+            (provider_key, *wanted),
+        )
+    ]
+    try:
+        pg_rows.take_state(pg)
+        held = {
+            str(r[0])
+            for r in pg.execute(
+                "SELECT DISTINCT hash FROM memory_index_chunks WHERE hash = ANY(%s)", ([h for h, _, _ in rows],)
+            )
+        }
+        rows = [r for r in rows if r[0] in held]
+        vector_rows.store_lines(pg, provider_key, rows)  # commits
+    except BaseException:
+        pg.rollback()
+        raise
+    return len(rows)
 
 
 def publish_changes(
