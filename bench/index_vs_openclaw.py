@@ -17,7 +17,12 @@ Ratio = clawmem seconds ÷ OpenClaw seconds (target ≤ 1.0). OpenClaw is instal
 registry (``--install``, into ~/oc-anchor); nothing of it is kept here. LoCoMo is CC BY-NC 4.0:
 only derived files under bench/.cache are written.
 
-Usage: python bench/index_vs_openclaw.py [--conversations 1] [--repeats 2] [--threads 1] [--auto] [--install]
+``--workspace DIR`` indexes a workspace of your own instead (both sides only read it): a real
+OpenClaw workspace is the case the issue measured (244 files, 1,476 chunks). Keep it outside
+the repository, or under bench/.cache (ignored), unless its licence lets it be committed.
+
+Usage: python bench/index_vs_openclaw.py [--conversations 1 | --workspace DIR] [--repeats 2] [--threads 1] [--auto]
+[--install]
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ def openclaw_run(ws: Path, server: EmbedServer, model: str, rep: int) -> dict[st
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=1)
+    parser.add_argument("--workspace", type=Path, help="index this workspace instead of LoCoMo + the fixture")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--auto", action="store_true", help="clawmem's index threads by the load")
@@ -80,7 +86,14 @@ def main() -> int:
     from clawmem.engine.embed.default_model import ensure_default_model
     from clawmem.engine.embed.llama_provider import LlamaEmbeddingProvider
 
-    ws = build_corpus(args.conversations)
+    if (
+        args.workspace is not None
+        and not (args.workspace / "memory").is_dir()
+        and not (args.workspace / "MEMORY.md").is_file()
+    ):
+        print(f"{args.workspace} is not a workspace (no MEMORY.md, no memory/)", file=sys.stderr)
+        return 2
+    ws = args.workspace.resolve() if args.workspace is not None else build_corpus(args.conversations)
     model_path = ensure_default_model(Path(os.environ["CLAWMEM_MODELS_DIR"]))
     provider = LlamaEmbeddingProvider(model_path, n_threads=args.threads)
     provider.embed_query("warm up")
@@ -119,7 +132,11 @@ def main() -> int:
     oc_total = statistics.median(float(str(r["spawn_s"])) + float(str(r["sync_s"])) for r in oc_runs)
     med = statistics.median(claw)
     result = {
-        "workspace": f"LoCoMo conversations 1-{args.conversations} + the bilingual fixture",
+        "workspace": (
+            str(args.workspace)
+            if args.workspace is not None
+            else f"LoCoMo conversations 1-{args.conversations} + the bilingual fixture"
+        ),
         "threads": args.threads,
         "clawmem_index_threads": os.environ["CLAWMEM_INDEX_THREADS"],
         "cpus": os.cpu_count(),
