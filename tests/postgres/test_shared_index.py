@@ -440,3 +440,37 @@ def test_a_pass_publishes_chunk_vectors_before_its_lines_and_asked_lines_at_once
     finally:
         desk.close()
         laptop.close()
+
+
+def test_asked_lines_never_wait_long_for_another_machines_publish(
+    tmp_path: Path, workspace: Path, pg_url: str, pg_schema: str, pg_conn: Any, default_model_path: Path
+) -> None:
+    """Another machine's full publish holds the state row for as long as it copies; the line pass
+    publishing asked lines gives up after LINES_LOCK_S (the pass's end carries them), and
+    writes them when the row is free."""
+    import time
+
+    from clawmem.engine.store.postgres import mirror
+
+    a = shared_engine(tmp_path / "a", workspace, pg_url, pg_schema)
+    a.sync()
+    local = a.store.conn()
+    h, key = next(
+        iter(local.execute("SELECT hash, provider_key FROM memory_index_line_vectors WHERE length(vectors) > 0"))
+    )
+    pg_conn.execute(f'SET search_path TO "{pg_schema}", public')
+    pg_conn.execute("DELETE FROM memory_index_line_vectors WHERE hash = %s", (h,))
+    pg_conn.commit()
+    pg_conn.execute("SELECT revision FROM memory_index_state WHERE id = 1 FOR UPDATE")  # "another machine" publishing
+    assert a.runtime.shared is not None
+    with a.runtime.shared.connection() as pg:
+        t = time.perf_counter()
+        assert mirror.publish_lines(local, pg, [h], key) == 0
+        waited = time.perf_counter() - t
+    assert mirror.LINES_LOCK_S <= waited < mirror.LINES_LOCK_S + 5  # gave up, did not wait for the publish
+    pg_conn.rollback()  # that publish is done
+    with a.runtime.shared.connection() as pg:
+        assert mirror.publish_lines(local, pg, [h, "not-a-held-text"], key) == 1  # a text it does not hold: skipped
+    assert pg_conn.execute("SELECT count(*) FROM memory_index_line_vectors WHERE hash = %s", (h,)).fetchone()[0] == 1
+    pg_conn.rollback()
+    a.close()

@@ -40,6 +40,7 @@ from clawmem.engine.store.postgres.schema import ensure_vec_table, vector_dims
 
 IN_BATCH = 500  # ids per IN (…) on the SQLite side
 SEED_BATCH = 5_000  # text hashes per ANY(…) asked of PostgreSQL
+LINES_LOCK_S = 2.0  # how long asked lines wait for another machine's publish (publish_lines)
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,11 @@ def publish_lines(local: apsw.Connection, pg: Any, hashes: Sequence[str], provid
     """The line vectors of these chunk texts, copied now rather than at the pass's end: a search
     asked for them (engine/index/line_requests.py), and a search reads the shared index. Only
     texts the shared index holds; one short transaction under its state row, so a publish on
-    another machine is never interleaved. How many texts were written."""
+    another machine is never interleaved. That row is waited for LINES_LOCK_S at most (another
+    machine's full publish can hold it for minutes, and the line pass must not stall on it): then
+    nothing is written, and the publish at the pass's end carries them. How many texts were written."""
+    import psycopg  # only a shared index gets here (clawmem[postgres])
+
     wanted = sorted(set(hashes))
     if not wanted:
         return 0
@@ -227,6 +232,7 @@ def publish_lines(local: apsw.Connection, pg: Any, hashes: Sequence[str], provid
         )
     ]
     try:
+        pg.execute(f"SET LOCAL lock_timeout = '{int(LINES_LOCK_S * 1000)}ms'")
         pg_rows.take_state(pg)
         held = {
             str(r[0])
@@ -236,6 +242,9 @@ def publish_lines(local: apsw.Connection, pg: Any, hashes: Sequence[str], provid
         }
         rows = [r for r in rows if r[0] in held]
         vector_rows.store_lines(pg, provider_key, rows)  # commits
+    except psycopg.errors.LockNotAvailable:
+        pg.rollback()
+        return 0
     except BaseException:
         pg.rollback()
         raise
