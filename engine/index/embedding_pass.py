@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import apsw
 from clawmem.engine.config import Clock
-from clawmem.engine.index.line_evidence import embed_pending_lines, line_chars
+from clawmem.engine.index.line_evidence import LinePace, embed_pending_lines, line_chars, measure_line_pace
 from clawmem.engine.index.line_requests import LineRequests
 from clawmem.engine.index.model_calls import ModelCalls
 from clawmem.engine.index.sync import EmbedderIdentity
@@ -78,9 +78,12 @@ def embed_pending(
     # The lines of the chunks about to be embedded; the line pass counts its own exactly when it
     # starts (texts embedded earlier without line vectors are found by a scan only then).
     left = TimeLeft(sum(map(len, texts)), line_chars(texts) if lines else 0)
-    left.start("embed")
     if progress:
         progress(0, total, None)
+    sample: LinePace | None = None
+    sampled = 0  # lines embedded for the sample, during the chunk pass
+    sample_due = lines  # once the chunk pace is measured: the model is warm and on the pass's threads
+    left.start("embed")
     for start in range(0, len(hashes), max(1, batch_size)):
         if cancel is not None and cancel.is_set():
             cancelled = True
@@ -107,12 +110,23 @@ def embed_pending(
                 embedded += len(rows.set_chunk_embedding(conn, h, vectors[h], ident.model, vec))
         done += sum(len(by_hash[h]) for h in batch)
         left.done("embed", sum(len(by_hash[h][0].text) for h in batch))
+        if sample_due and left.pace("embed") is not None and not calls.cancelled:
+            # The line pace, for an honest estimate of the whole pass before the line pass runs.
+            # Taken here, not at the start: there the first decodes of a cold model ran at half
+            # the pace and the estimate came out worse than with none (bench/RESULTS.md §3).
+            sample_due = False
+            before = calls.texts
+            sample = measure_line_pace(conn, calls, ident.provider_key, {h: c[0].text for h, c in by_hash.items()})
+            sampled = calls.texts - before
+            if sample is not None:
+                left.prior("lines", sample.chars, sample.seconds)
+                left.exclude("embed", sample.seconds)  # not chunk time
         if progress:
             progress(done, total, left.seconds())
     with immediate(conn):
         rows.cache_evict(conn, cache_cap)
-    chunk_calls = calls.texts
-    line_calls = reused = 0
+    chunk_calls = calls.texts - sampled
+    line_calls, reused = sampled, 0
     if chunks_done is not None and embedded and not cancelled:
         chunks_done()
     if lines and not cancelled and not calls.cancelled:
@@ -127,8 +141,9 @@ def embed_pending(
             time_left=left,
             requests=line_requests,
             answered=lines_answered,
+            known=sample.vectors if sample is not None else None,
         )
-        line_calls, cancelled = line_stats.embedded_lines, line_stats.cancelled
+        line_calls, cancelled = sampled + line_stats.embedded_lines, line_stats.cancelled
         reused = line_stats.reused_lines
     return EmbedStats(
         pending=total,

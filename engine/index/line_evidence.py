@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,6 +69,60 @@ def evidence_lines(text: str) -> tuple[tuple[int, str], ...]:
     return tuple(out) if len(out) >= MIN_LINES else ()
 
 
+# The sample of lines the pass embeds early in its chunk pass, to know the line pace from then on
+# (engine/index/time_left.py): about one batch, spread over the texts; only when the line pass is
+# PACE_SAMPLE_MIN times that (a short pass gives a short estimate either way).
+PACE_SAMPLE_CHARS = BATCH_CHARS
+PACE_SAMPLE_MIN = 10
+
+
+@dataclass(frozen=True)
+class LinePace:
+    """Lines embedded to measure the line pace: their characters, the seconds they took, and
+    their vectors by line key (the line pass takes them as lines it has already embedded)."""
+
+    chars: int
+    seconds: float
+    vectors: dict[bytes, Vector]
+
+
+def measure_line_pace(
+    conn: apsw.Connection, calls: ModelCalls, provider_key: str, texts: dict[str, str]
+) -> LinePace | None:
+    """Embed the lines of evenly spaced ``texts`` (hash -> text; about PACE_SAMPLE_CHARS of their
+    lines) and time it: the estimate of the whole pass needs the line pace before the line pass
+    starts, and a guess from the chunk pace was 26–51 % too long on a real workspace
+    (bench/RESULTS.md §3). Only lines the line pass would embed: not of a text that has
+    its line vectors, not one an edited text's old row gives. None when the lines to come are too
+    few to be worth it. The line pass does not embed them again (``known``)."""
+    if line_chars(list(texts.values())) < PACE_SAMPLE_CHARS * PACE_SAMPLE_MIN:
+        return None
+    have = lines_rows.hashes_with_lines(conn, list(texts), provider_key)
+    todo = [t for h, t in texts.items() if h not in have]
+    total = line_chars(todo)
+    if total < PACE_SAMPLE_CHARS * PACE_SAMPLE_MIN:
+        return None
+    reusable = lines_rows.replaced_keys(conn, provider_key)
+    step = max(1, round(len(todo) * PACE_SAMPLE_CHARS / total))  # about one text in `step` fills it
+    lines: dict[str, None] = {}
+    chars = 0
+    for text in todo[step // 2 :: step]:
+        for _, line in evidence_lines(text):
+            if line not in lines and lines_rows.line_key(line) not in reusable:
+                lines[line] = None
+                chars += len(line)
+        if chars >= PACE_SAMPLE_CHARS:
+            break
+    if not lines:
+        return None
+    started = time.perf_counter()
+    vectors = calls.embed(list(lines))
+    seconds = time.perf_counter() - started
+    if len(vectors) < len(lines):  # cancelled part way: no pace, and the pass stops anyway
+        return LinePace(0, 0.0, {lines_rows.line_key(line): v for line, v in vectors.items()})
+    return LinePace(chars, seconds, {lines_rows.line_key(line): v for line, v in vectors.items()})
+
+
 @dataclass(frozen=True)
 class LineStats:
     pending: int  # chunk texts whose lines were not looked at when the pass started
@@ -88,18 +143,21 @@ def embed_pending_lines(
     time_left: TimeLeft | None = None,
     requests: LineRequests | None = None,
     answered: Callable[[list[str]], None] | None = None,
+    known: dict[bytes, Vector] | None = None,
 ) -> LineStats:
     """Line vectors for every embedded chunk text that has none yet; one commit per batch of
     ``batch_size`` chunk texts. ``new_vectors`` False (the chunk pass attached none): nothing to
     do when the index has not changed since the last complete pass for this provider key.
     ``requests``: texts a search asked for (engine/index/line_requests.py) go into the next batch;
     ``answered`` gets their hashes once that batch is committed (before ``progress`` hears of it):
-    a shared index publishes them then, not at the pass's end."""
+    a shared index publishes them then, not at the pass's end. ``known``: line key -> vector of
+    lines this pass already embedded (the pace sample, :func:`measure_line_pace`)."""
     if not new_vectors and index_rows.get_meta(conn, DONE_KEY) == _marker(conn, ident):
         return LineStats(0, 0, False)
     todo = lines_rows.pending(conn, ident.model, ident.provider_key, limit)
     # line key -> vector, the most recent SEEN_LINES; seeded with the lines of replaced texts
     seen: OrderedDict[bytes, Vector] = OrderedDict()
+    sampled = known or {}  # embedded by this pass already: not counted as reused
     replaced: dict[bytes, Vector] = (
         lines_rows.replaced_lines(conn, ident.provider_key, ident.dims, SEEN_LINES) if todo else {}
     )
@@ -131,6 +189,9 @@ def embed_pending_lines(
         new: list[str] = []
         for line, key in keys.items():
             if key in seen:
+                continue
+            if key in sampled:
+                seen[key] = sampled[key]
                 continue
             vector = replaced.get(key)
             if vector is None:

@@ -109,6 +109,19 @@ def replaced_lines(conn: apsw.Connection, provider_key: str, dims: int, cap: int
     return out
 
 
+def replaced_keys(conn: apsw.Connection, provider_key: str) -> set[bytes]:
+    """The line keys :func:`replaced_lines` would give vectors for (the keys only: cheap)."""
+    out: set[bytes] = set()
+    rows = conn.execute(
+        f"SELECT line_keys FROM {TABLE} WHERE provider_key = ? AND length(line_keys) > 0 "
+        f"AND NOT EXISTS (SELECT 1 FROM memory_index_chunks c WHERE c.hash = {TABLE}.hash)",
+        (provider_key,),
+    )
+    for (keys,) in rows:
+        out.update(bytes(keys[i : i + KEY_BYTES]) for i in range(0, len(keys), KEY_BYTES))
+    return out
+
+
 def for_hashes(conn: apsw.Connection, hashes: Sequence[str], provider_key: str) -> dict[str, bytes]:
     """Text hash -> its line vectors (b"" for a text with fewer than two lines), where computed."""
     out: dict[str, bytes] = {}
@@ -119,6 +132,21 @@ def for_hashes(conn: apsw.Connection, hashes: Sequence[str], provider_key: str) 
             f"SELECT hash, vectors FROM {TABLE} WHERE provider_key = ? AND hash IN ({marks})", (provider_key, *part)
         ):
             out[h] = bytes(blob)
+    return out
+
+
+def hashes_with_lines(conn: apsw.Connection, hashes: Sequence[str], provider_key: str) -> set[str]:
+    """Of these text hashes, those with a row (the hashes only: never the vectors)."""
+    out: set[str] = set()
+    for start in range(0, len(hashes), 500):
+        part = list(hashes[start : start + 500])
+        marks = ",".join("?" * len(part))
+        out.update(
+            str(h)
+            for (h,) in conn.execute(
+                f"SELECT hash FROM {TABLE} WHERE provider_key = ? AND hash IN ({marks})", (provider_key, *part)
+            )
+        )
     return out
 
 

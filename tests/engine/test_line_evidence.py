@@ -477,3 +477,77 @@ def test_a_search_in_another_process_than_the_pass_leaves_its_ask_in_the_index(
     finally:
         searcher.close()
         indexer.close()
+
+
+def test_the_line_pace_is_measured_on_a_sample_before_the_chunks_and_nothing_is_embedded_twice(
+    tmp_path: Path, default_model_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The time left needs the line pace before the line pass (a guess from the chunk pace was
+    26–51 % too long, bench/RESULTS.md §3), so a pass with many lines embeds a spread sample of
+    them early in its chunk pass; the line pass takes those as done. The sample is shrunk here to fit a
+    test workspace (the rule is the same at any size)."""
+    from clawmem.engine.index import line_evidence
+    from clawmem.engine.index.embedding_pass import embed_pending
+    from clawmem.engine.index.model_calls import ModelCalls
+    from clawmem.engine.index.thread_budget import ThreadBudget
+
+    monkeypatch.setattr(line_evidence, "PACE_SAMPLE_CHARS", 300)
+    monkeypatch.setattr(line_evidence, "PACE_SAMPLE_MIN", 4)
+    ws = tmp_path / "ws"
+    (ws / "memory").mkdir(parents=True)
+    for day in range(1, 7):  # six diaries of nine turns, every turn its own words
+        text = DIARY.replace("Session 3", f"Session {day}").replace("[D3:", f"[D{day}:")
+        (ws / "memory" / f"2026-05-0{day}.md").write_text(text, "utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    engine = MemoryEngine(make_settings(home, ws))
+    try:
+        engine.sync(embed=False)
+        conn = engine.store.conn()
+        ident = engine.embedder_identity()
+        provider = engine.provider_choice().provider
+        assert ident is not None and provider is not None
+        texts = {str(h): str(t) for h, t in conn.execute("SELECT DISTINCT hash, text FROM memory_index_chunks")}
+        lines = {line for t in texts.values() for _, line in evidence_lines(t)}
+        assert line_evidence.line_chars(list(texts.values())) >= 300 * 4  # enough lines for a sample
+
+        probe = line_evidence.measure_line_pace(
+            conn, ModelCalls(provider, ThreadBudget(1, 1)), ident.provider_key, texts
+        )
+        assert probe is not None and probe.chars >= 300 and probe.seconds > 0
+        assert 0 < len(probe.vectors) < len(lines)  # a sample, not all
+        some = next(line for line in lines if line_vector_rows.line_key(line) in probe.vectors)
+        (alone,) = provider.embed_passages([some])
+        assert float(np.dot(probe.vectors[line_vector_rows.line_key(some)], alone)) > 0.9999  # the real vector
+        few = dict(list(texts.items())[:1])  # one diary's lines: too few to be worth a sample
+        assert (
+            line_evidence.measure_line_pace(conn, ModelCalls(provider, ThreadBudget(1, 1)), ident.provider_key, few)
+            is None
+        )
+
+        # In the pass: the sample is taken once the chunk pace is measured (here at once: a test
+        # workspace has no three seconds of chunks), and recorded by wrapping the real function.
+        from clawmem.engine.index import embedding_pass, time_left
+
+        monkeypatch.setattr(time_left, "MIN_MEASURED_S", 0.0)
+        taken: list[object] = []
+
+        def recorded(*args: object, **kwargs: object) -> object:
+            taken.append(line_evidence.measure_line_pace(*args, **kwargs))  # type: ignore[arg-type]
+            return taken[-1]
+
+        monkeypatch.setattr(embedding_pass, "measure_line_pace", recorded)
+        calls = ModelCalls(provider, ThreadBudget(1, 1))
+        stats = embed_pending(conn, calls, ident, engine.clock, vec=engine.store.vec_available)
+        (sample,) = taken
+        assert isinstance(sample, line_evidence.LinePace) and sample.vectors  # taken, once
+        assert stats.model_calls == len(texts) and stats.line_calls == len(lines)  # the sample counted as lines
+        assert calls.texts == len(texts) + len(lines)  # and no line embedded twice
+        assert line_vector_rows.pending(conn, ident.model, ident.provider_key) == []
+        # every text has its lines now: a sample would embed nothing the pass needs, so none is taken
+        assert (
+            line_evidence.measure_line_pace(conn, ModelCalls(provider, ThreadBudget(1, 1)), ident.provider_key, texts)
+            is None
+        )
+    finally:
+        engine.close()
