@@ -14,7 +14,11 @@ garbage collector on the app's thread, and the median and slowest type-to-result
 objects turned off (``gc.freeze`` made a no-op for that run), alternating, to show what it buys.
 Written to bench/results/app_while_indexing.json.
 
-Usage: python bench/app_while_indexing.py [--conversations 1] [--index-threads 1,auto] [--gc-freeze on,off]
+``--workspace DIR`` opens a workspace of your own instead (read only; the searches are the same
+four phrases, whatever they find there).
+
+Usage: python bench/app_while_indexing.py [--conversations 1 | --workspace DIR] [--index-threads 1,auto]
+[--gc-freeze on,off] [--out FILE]
 """
 
 from __future__ import annotations
@@ -127,11 +131,15 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=1)
+    parser.add_argument("--workspace", type=Path, help="open this workspace instead of LoCoMo + the fixture")
     parser.add_argument("--index-threads", default="1,auto")
     parser.add_argument("--gc-freeze", default="on", help="on, off or on,off (alternating)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "app_while_indexing.json")
     args = parser.parse_args()
-    ws = build_corpus(args.conversations)
+    if args.workspace is not None and not (args.workspace / "memory").is_dir():
+        print(f"{args.workspace} is not a workspace (no memory/)", file=sys.stderr)
+        return 2
+    ws = args.workspace.resolve() if args.workspace is not None else build_corpus(args.conversations)
     runs = []
     freezes = [part.strip() == "on" for part in args.gc_freeze.split(",")]
     for threads in args.index_threads.split(","):
@@ -140,7 +148,8 @@ def main() -> int:
             print(json.dumps(run), flush=True)
             runs.append(run)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"conversations": args.conversations, "runs": runs}, indent=2) + "\n", "utf-8")
+    where = {"workspace": str(args.workspace)} if args.workspace is not None else {"conversations": args.conversations}
+    args.out.write_text(json.dumps({**where, "runs": runs}, indent=2) + "\n", "utf-8")
     return 0
 
 
