@@ -103,7 +103,7 @@ def measure_line_pace(
     if total < PACE_SAMPLE_CHARS * PACE_SAMPLE_MIN:
         return None
     reusable = lines_rows.replaced_keys(conn, provider_key)
-    step = max(1, round(len(todo) * PACE_SAMPLE_CHARS / total))  # about one text in `step` fills it
+    step = max(1, total // PACE_SAMPLE_CHARS)  # texts `step` apart, from the whole workspace, fill it
     lines: dict[str, None] = {}
     chars = 0
     for text in todo[step // 2 :: step]:
