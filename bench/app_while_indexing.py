@@ -44,7 +44,7 @@ from clawmem.engine.facade import MemoryEngine  # noqa: E402
 from clawmem.tui.app import ClawmemApp  # noqa: E402
 from clawmem.tui.panes.search import SearchPane  # noqa: E402
 
-from bench.index_throughput import CACHE, build_corpus  # noqa: E402  (fixed clock, models dir)
+from bench.index_throughput import CACHE, workspace_to_index  # noqa: E402  (fixed clock, models dir)
 
 # index_throughput fixes the pass's threads through the environment; here each run's config.toml does
 os.environ.pop("CLAWMEM_INDEX_THREADS", None)
@@ -136,10 +136,9 @@ def main() -> int:
     parser.add_argument("--gc-freeze", default="on", help="on, off or on,off (alternating)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "app_while_indexing.json")
     args = parser.parse_args()
-    if args.workspace is not None and not (args.workspace / "memory").is_dir():
-        print(f"{args.workspace} is not a workspace (no memory/)", file=sys.stderr)
+    ws = workspace_to_index(args.workspace, args.conversations)
+    if ws is None:
         return 2
-    ws = args.workspace.resolve() if args.workspace is not None else build_corpus(args.conversations)
     runs = []
     freezes = [part.strip() == "on" for part in args.gc_freeze.split(",")]
     for threads in args.index_threads.split(","):

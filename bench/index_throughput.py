@@ -82,6 +82,17 @@ def build_corpus(conversations: int) -> Path:
     return ws
 
 
+def workspace_to_index(workspace: Path | None, conversations: int) -> Path | None:
+    """The ``--workspace`` a bench was given (None, said on stderr, when it is not one: no
+    MEMORY.md and no memory/), or else LoCoMo's first ``conversations`` + the fixture."""
+    if workspace is None:
+        return build_corpus(conversations)
+    if not (workspace / "memory").is_dir() and not (workspace / "MEMORY.md").is_file():
+        print(f"{workspace} is not a workspace (no MEMORY.md, no memory/)", file=sys.stderr)
+        return None
+    return workspace.resolve()
+
+
 def clawmem_run(ws: Path, run: int, marks: dict[str, float] | None = None) -> tuple[float, MemoryEngine, int, int]:
     """(seconds, engine, chunks, model calls) of one full index on a fresh home; ``marks`` gets
     ``hybrid_s``, the seconds until every chunk had its vector (the line pass starts then)."""

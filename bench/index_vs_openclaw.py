@@ -39,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.index_throughput import CACHE, build_corpus, clawmem_run  # noqa: E402  (sets the thread env)
+from bench.index_throughput import CACHE, clawmem_run, workspace_to_index  # noqa: E402  (sets the thread env)
 from bench.oc_embed_server import EmbedServer  # noqa: E402
 from bench.openclaw_parity import ANCHOR, OC_VERSION, OpenClaw, install, installed_version  # noqa: E402
 
@@ -86,14 +86,9 @@ def main() -> int:
     from clawmem.engine.embed.default_model import ensure_default_model
     from clawmem.engine.embed.llama_provider import LlamaEmbeddingProvider
 
-    if (
-        args.workspace is not None
-        and not (args.workspace / "memory").is_dir()
-        and not (args.workspace / "MEMORY.md").is_file()
-    ):
-        print(f"{args.workspace} is not a workspace (no MEMORY.md, no memory/)", file=sys.stderr)
+    ws = workspace_to_index(args.workspace, args.conversations)
+    if ws is None:
         return 2
-    ws = args.workspace.resolve() if args.workspace is not None else build_corpus(args.conversations)
     model_path = ensure_default_model(Path(os.environ["CLAWMEM_MODELS_DIR"]))
     provider = LlamaEmbeddingProvider(model_path, n_threads=args.threads)
     provider.embed_query("warm up")

@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 # index_throughput sets the thread count and the clock in the environment before clawmem loads
-from bench.index_throughput import CACHE, MemoryEngine, build_corpus, evidence_lines, load_settings  # noqa: E402
+from bench.index_throughput import CACHE, MemoryEngine, evidence_lines, load_settings, workspace_to_index  # noqa: E402
 
 
 def record(ws: Path, chars: dict[str, int]) -> tuple[list[tuple[float, str, float | None]], float, int, int]:
@@ -107,10 +107,9 @@ def main() -> int:
     parser.add_argument("--auto", action="store_true", help="the pass's threads by the load (the product's default)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "time_left.json")
     args = parser.parse_args()
-    if args.workspace is not None and not (args.workspace / "memory").is_dir():
-        print(f"{args.workspace} is not a workspace (no memory/)", file=sys.stderr)
+    ws = workspace_to_index(args.workspace, args.conversations)
+    if ws is None:
         return 2
-    ws = args.workspace.resolve() if args.workspace is not None else build_corpus(args.conversations)
     chars: dict[str, int] = {}
     marks, seconds, chunks, lines = record(ws, chars)
     result = {

@@ -82,45 +82,22 @@ def embed_pending(
         progress(0, total, None)
     sample: LinePace | None = None
     sampled = 0  # lines embedded for the sample, during the chunk pass
-    sample_due = lines  # once the chunk pace is measured: the model is warm and on the pass's threads
+    sample_due = lines  # once the chunk pace is measured
     left.start("embed")
     for start in range(0, len(hashes), max(1, batch_size)):
         if cancel is not None and cancel.is_set():
             cancelled = True
             break
-        batch = hashes[start : start + batch_size]
-        now = clock.timestamp()
-        with immediate(conn):
-            cached = rows.cache_lookup(conn, ident.provider, ident.model, ident.provider_key, batch, now)
-        missing = [h for h in batch if h not in cached]
-        vectors: dict[str, bytes] = dict(cached)
-        hits += len(cached)
-        computed = calls.embed([by_hash[h][0].text for h in missing])
-        for h in missing:
-            vector = computed.get(by_hash[h][0].text)
-            if vector is not None:
-                vectors[h] = rows.vec_to_blob(vector)
-        batch = [h for h in batch if h in vectors]
-        with immediate(conn):
-            for h in batch:
-                if h in missing:
-                    rows.cache_store(
-                        conn, ident.provider, ident.model, ident.provider_key, h, vectors[h], ident.dims, now
-                    )
-                embedded += len(rows.set_chunk_embedding(conn, h, vectors[h], ident.model, vec))
+        batch, stored, cached = _embed_chunk_batch(
+            conn, calls, ident, clock, by_hash, hashes[start : start + batch_size], vec
+        )
+        embedded += stored
+        hits += cached
         done += sum(len(by_hash[h]) for h in batch)
         left.done("embed", sum(len(by_hash[h][0].text) for h in batch))
         if sample_due and left.pace("embed") is not None and not calls.cancelled:
-            # The line pace, for an honest estimate of the whole pass before the line pass runs.
-            # Taken here, not at the start: there the first decodes of a cold model ran at half
-            # the pace and the estimate came out worse than with none (bench/RESULTS.md §3).
             sample_due = False
-            before = calls.texts
-            sample = measure_line_pace(conn, calls, ident.provider_key, {h: c[0].text for h, c in by_hash.items()})
-            sampled = calls.texts - before
-            if sample is not None:
-                left.prior("lines", sample.chars, sample.seconds)
-                left.exclude("embed", sample.seconds)  # not chunk time
+            sample, sampled = _sample_line_pace(conn, calls, ident, by_hash, left)
         if progress:
             progress(done, total, left.seconds())
     with immediate(conn):
@@ -155,3 +132,54 @@ def embed_pending(
         line_calls=line_calls,
         lines_reused=reused,
     )
+
+
+def _embed_chunk_batch(
+    conn: apsw.Connection,
+    calls: ModelCalls,
+    ident: EmbedderIdentity,
+    clock: Clock,
+    by_hash: dict[str, list[rows.PendingChunk]],
+    batch: list[str],
+    vec: bool,
+) -> tuple[list[str], int, int]:
+    """One batch of chunk texts: vectors from the cache or the model, stored on their chunks in
+    one transaction. (the text hashes that got a vector, chunks given one, cache hits)."""
+    now = clock.timestamp()
+    with immediate(conn):
+        cached = rows.cache_lookup(conn, ident.provider, ident.model, ident.provider_key, batch, now)
+    missing = [h for h in batch if h not in cached]
+    vectors: dict[str, bytes] = dict(cached)
+    computed = calls.embed([by_hash[h][0].text for h in missing])
+    for h in missing:
+        vector = computed.get(by_hash[h][0].text)
+        if vector is not None:
+            vectors[h] = rows.vec_to_blob(vector)
+    batch = [h for h in batch if h in vectors]
+    embedded = 0
+    with immediate(conn):
+        for h in batch:
+            if h in missing:
+                rows.cache_store(conn, ident.provider, ident.model, ident.provider_key, h, vectors[h], ident.dims, now)
+            embedded += len(rows.set_chunk_embedding(conn, h, vectors[h], ident.model, vec))
+    return batch, embedded, len(cached)
+
+
+def _sample_line_pace(
+    conn: apsw.Connection,
+    calls: ModelCalls,
+    ident: EmbedderIdentity,
+    by_hash: dict[str, list[rows.PendingChunk]],
+    left: TimeLeft,
+) -> tuple[LinePace | None, int]:
+    """The line pace, for an honest estimate of the whole pass before the line pass runs: a
+    sample of lines embedded now and given to ``left`` (its time is not chunk time). Taken once
+    the chunk pace is measured, not at the start: there the first decodes of a cold model ran at
+    half the pace and the estimate came out worse than with none (bench/RESULTS.md §3).
+    (the sample, lines it embedded)."""
+    before = calls.texts
+    sample = measure_line_pace(conn, calls, ident.provider_key, {h: c[0].text for h, c in by_hash.items()})
+    if sample is not None:
+        left.prior("lines", sample.chars, sample.seconds)
+        left.exclude("embed", sample.seconds)
+    return sample, calls.texts - before

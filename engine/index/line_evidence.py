@@ -118,9 +118,10 @@ def measure_line_pace(
     started = time.perf_counter()
     vectors = calls.embed(list(lines))
     seconds = time.perf_counter() - started
+    by_key = {lines_rows.line_key(line): v for line, v in vectors.items()}
     if len(vectors) < len(lines):  # cancelled part way: no pace, and the pass stops anyway
-        return LinePace(0, 0.0, {lines_rows.line_key(line): v for line, v in vectors.items()})
-    return LinePace(chars, seconds, {lines_rows.line_key(line): v for line, v in vectors.items()})
+        return LinePace(0, 0.0, by_key)
+    return LinePace(chars, seconds, by_key)
 
 
 @dataclass(frozen=True)
