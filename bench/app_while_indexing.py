@@ -14,6 +14,10 @@ garbage collector on the app's thread, and the median and slowest type-to-result
 objects turned off (``gc.freeze`` made a no-op for that run), alternating, to show what it buys.
 Written to bench/results/app_while_indexing.json.
 
+Each stall over 80 ms is also explained: how much of it was cyclic collection, and where the app's
+thread was when a watchdog thread saw it late (its innermost frames of clawmem or Textual), so a
+stall that is not the collector says what it is.
+
 ``--workspace DIR`` opens a workspace of your own instead (read only; the searches are the same
 four phrases, whatever they find there).
 
@@ -33,6 +37,7 @@ import statistics
 import sys
 import threading
 import time
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +53,19 @@ from bench.index_throughput import CACHE, workspace_to_index  # noqa: E402  (fix
 
 # index_throughput fixes the pass's threads through the environment; here each run's config.toml does
 os.environ.pop("CLAWMEM_INDEX_THREADS", None)
+
+STALL_S = 0.08  # a gap this long is explained in the results (the target is 100 ms)
+WATCH_S = 0.005  # how often the watchdog thread looks at the app's thread
+
+
+def where(frame: object) -> list[str]:
+    """The innermost frames of clawmem or Textual in ``frame``'s stack, as "file:line function"."""
+    frames = traceback.extract_stack(frame)  # type: ignore[arg-type]
+    ours = [
+        f for f in frames if f.filename.startswith(str(ROOT)) or "/textual/" in f.filename or "/rich/" in f.filename
+    ]
+    return [f"{'/'.join(Path(f.filename).parts[-2:])}:{f.lineno} {f.name}" for f in ours[-6:]]
+
 
 QUERIES = ["sourdough bread", "the printer is broken", "team lunch on Friday", "sailing boat"]
 
@@ -67,14 +85,17 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
     engine.load_model()  # as the app's worker does first; not part of the pass
     app = ClawmemApp(engine, watch=False)
     gaps: list[float] = []
+    starts: list[float] = []
     last = [time.perf_counter()]
 
     def tick() -> None:
         now = time.perf_counter()
         gaps.append(now - last[0])
+        starts.append(last[0])
         last[0] = now
 
     collections: list[float] = []  # seconds of each cyclic collection on the app's thread, timed
+    spans: list[tuple[float, float, int]] = []  # (start, end, generation) of each of them
     began = [0.0]
     timing = [False]  # from the timer's start: start-up's collections are not the pass's
 
@@ -83,20 +104,37 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
             if phase == "start":
                 began[0] = time.perf_counter()
             else:
-                collections.append(time.perf_counter() - began[0])
+                end = time.perf_counter()
+                collections.append(end - began[0])
+                spans.append((began[0], end, _info.get("generation", -1)))
+
+    seen: dict[float, list[str]] = {}  # a late tick's start -> where the app's thread was then
+    main_id = threading.main_thread().ident
+    watching = threading.Event()
+
+    def watchdog() -> None:
+        while not watching.wait(WATCH_S):
+            since = last[0]
+            if timing[0] and since not in seen and time.perf_counter() - since > STALL_S:
+                frame = sys._current_frames().get(main_id)  # type: ignore[arg-type]
+                if frame is not None:
+                    seen[since] = where(frame)
 
     searches: list[float] = []
     real_freeze = gc.freeze
     if not freeze:
         gc.freeze = lambda: None  # this run: the app's start-up freeze does nothing
     gc.callbacks.append(collected)
+    dog = threading.Thread(target=watchdog, daemon=True)
+    dog.start()
     async with app.run_test(size=(160, 45)) as pilot:
         last[0] = time.perf_counter()  # gaps count from the timer's start, not from the app's launch
         timing[0] = True
         app.set_interval(0.01, tick)
-        start = time.perf_counter()
+        start = began_run = time.perf_counter()
         await pilot.pause(0.5)
         k = 0
+        slowest: dict[str, object] = {}  # the slowest search's own timings (engine/search/service.py)
         while app.indexing:
             pane = app.query_one(SearchPane)
             before = pane.response
@@ -105,11 +143,32 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
             while pane.response is before:
                 await pilot.pause(0.005)
             searches.append(time.perf_counter() - asked)
+            if pane.response is not None and searches[-1] >= max(searches):
+                slowest = {"query": pane.response.query, **pane.response.timings_ms}
             k += 1
             await pilot.pause(2.0)
         wall = time.perf_counter() - start
+    watching.set()
+    dog.join()
     gc.callbacks.remove(collected)
     gc.freeze = real_freeze
+    stalls = []
+    for gap, t0 in sorted(zip(gaps, starts), reverse=True):
+        if gap - 0.01 < STALL_S:
+            break
+        t1 = t0 + gap
+        inside = [(a, b, g) for a, b, g in spans if b > t0 and a < t1]
+        in_gc = sum(min(b, t1) - max(a, t0) for a, b, _ in inside)
+        gens = sorted({g for _, _, g in inside})
+        stalls.append(
+            {
+                "ms": round((gap - 0.01) * 1000, 1),
+                "collection_ms": round(in_gc * 1000, 1),
+                "generations": gens,
+                "at_s": round(t0 - began_run, 1),
+                "where": seen.get(t0, []),
+            }
+        )
     embedded, total = engine.index.vector_coverage()
     engine.close()
     gaps.sort()
@@ -122,9 +181,11 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
         "longest_stall_ms": round((gaps[-1] - 0.01) * 1000, 1) if gaps else None,
         "p99_gap_ms": round(gaps[int(len(gaps) * 0.99)] * 1000, 1) if gaps else None,
         "longest_gc_ms": round(max(collections) * 1000, 1) if collections else None,
+        "stalls_over_80ms": stalls,
         "searches": len(searches),
         "search_median_ms": round(statistics.median(searches) * 1000) if searches else None,
         "search_max_ms": round(max(searches) * 1000) if searches else None,
+        "slowest_search_timings_ms": slowest,
     }
 
 

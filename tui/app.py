@@ -38,7 +38,9 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.dom import DOMNode
+from textual.timer import Timer
 from textual.widgets import Footer, Input, TabbedContent, TabPane, TextArea
+from textual.worker import WorkerState
 
 # (tab id, title, key, pane class) — adding a pane is one line here plus its module.
 PANES: list[tuple[str, str, str, type[Pane]]] = [
@@ -54,6 +56,7 @@ PANES: list[tuple[str, str, str, type[Pane]]] = [
 ]
 P = TypeVar("P", bound=Pane)
 PROGRESS_INTERVAL_S = 0.1  # the index worker posts progress at most this often within a phase
+FILL_POLL_S = 0.05  # how often the app looks whether the panes' first fill is done (see _freeze_after_first_fill)
 
 
 def known_binding_ids() -> set[str]:
@@ -120,6 +123,7 @@ class ClawmemApp(App[int]):
         self._watcher: WorkspaceWatcher | None = None
         self.panes: dict[str, Pane] = {}  # by tab id, once mounted
         self._run: IndexRun | None = None
+        self._fill_poll: Timer | None = None  # until the panes' first fill is frozen (_freeze_after_first_fill)
         self._embed_paused = False  # the user cancelled embedding: file changes only sync text
         self.theme = engine.settings.tui.theme if engine.settings.tui.theme else "textual-dark"
 
@@ -170,7 +174,24 @@ class ClawmemApp(App[int]):
         tracked in all) out of the cyclic collector's reach for the app's life. A full collection
         walked every one of them and stopped the event loop for 90–190 ms while an index pass
         allocated; with them frozen the longest is ~35 ms (bench/app_while_indexing.py,
-        bench/RESULTS.md §3). Undone at unmount, so nothing frozen outlives the app."""
+        bench/RESULTS.md §3). Undone at unmount, so nothing frozen outlives the app.
+
+        The panes fill after this first refresh, in their workers: on a real workspace that is
+        another ~90k objects (the tree's nodes, the tables' rows, their rendered strips), which a
+        full collection walked too (a 139 ms pause). So the app freezes once more, the first time
+        no pane's worker is pending or running (``_freeze_after_first_fill``)."""
+        gc.freeze()
+        self._fill_poll = self.set_interval(FILL_POLL_S, self._freeze_after_first_fill, name="first-fill")
+
+    def _freeze_after_first_fill(self) -> None:
+        """The second and last freeze: once every pane has shown what its first fill found. Only
+        twice, and never again: whatever is cyclic garbage at that moment stays until unmount, so a
+        freeze at every refresh would keep growing what the app holds."""
+        if any(w.group != "index" and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.workers):
+            return
+        if self._fill_poll is not None:
+            self._fill_poll.stop()
+            self._fill_poll = None
         gc.freeze()
 
     def on_unmount(self) -> None:

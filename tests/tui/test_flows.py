@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import threading
 from collections.abc import Callable
 
 import apsw
+import pytest
+from clawmem.engine.workspace.catalog import FileInfo
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.messages import FilesChanged, IndexProgress
 from clawmem.tui.panes.memory import MemoryPane
 from clawmem.tui.panes.search import SearchPane
 from clawmem.tui.widgets.breakdown import BreakdownPanel
 from textual.message import Message
-from textual.widgets import Checkbox, DataTable, Input, Label, SelectionList, TabbedContent, TextArea
+from textual.widgets import Checkbox, DataTable, Input, Label, Markdown, SelectionList, TabbedContent, TextArea
 
 from tests.conftest import FIXTURES
 from tests.tui.states import add_untrusted_memory
@@ -191,6 +194,40 @@ async def test_start_up_objects_are_frozen_for_the_apps_life_and_released_after(
         frozen = gc.get_freeze_count()
         assert frozen > 10_000  # the modules, the engine and every pane's widgets
         assert any(o is app.query_one(MemoryPane) for o in gc.get_objects()) is False  # not scanned any more
+    assert gc.get_freeze_count() == 0
+
+
+async def test_what_the_panes_first_fill_made_is_frozen_too(
+    make_app: Callable[..., ClawmemApp], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The panes fill in workers after the first refresh; on a real workspace what they made (~90k
+    # objects) stalled the app 139 ms in one collection while it indexed (bench/RESULTS.md §3).
+    # The fixture's files list in milliseconds, before that refresh; held here until the app's
+    # first freeze has run, as a large workspace's would be (the real call, only later).
+    gc.unfreeze()
+    app = make_app()
+    release = threading.Event()
+    listed = app.engine.memory_files
+
+    def slow_listing() -> list[FileInfo]:
+        release.wait(10)
+        return listed()
+
+    monkeypatch.setattr(app.engine, "memory_files", slow_listing)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: gc.get_freeze_count() > 0)  # the start-up freeze has run
+        memory = app.query_one(MemoryPane)
+        assert not memory.files  # still listing
+        release.set()
+        await settle(pilot)
+        assert memory.files  # the first fill is shown
+        tracked = {id(o) for o in gc.get_objects()}
+        assert id(memory.files) not in tracked  # made by the fill after the first freeze: frozen too
+        assert id(app.query_one(SearchPane)) not in tracked  # start-up's objects still frozen
+        # later fills are not frozen: what is garbage then must stay collectable
+        memory.load_files()
+        await settle(pilot)
+        assert id(memory.files) in {id(o) for o in gc.get_objects()}
     assert gc.get_freeze_count() == 0
 
 
@@ -552,6 +589,59 @@ async def test_diary_entries_show_the_diary_date_as_observed(make_app: Callable[
         memory.open("MEMORY.md", None)  # undated and without markers: nothing to show
         await settle(pilot)
         assert {c.plain for c in table.get_column("observed")} == {"—"}
+
+
+async def test_a_reload_that_changes_nothing_leaves_the_rendered_file_as_it_is(
+    make_app: Callable[..., ClawmemApp],
+) -> None:
+    # Rebuilding the Markdown view mounts a widget per block on the app's thread: on a real
+    # workspace 140-350 ms beside an embedding pass, at every sync (bench/RESULTS.md §3).
+    app = make_app()
+    memory_md = app.engine.workspace / "MEMORY.md"
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        memory = app.query_one(MemoryPane)
+        memory.open("MEMORY.md", None)
+        await settle(pilot)
+        rendered = app.query_one("#memory-rendered", Markdown)
+        blocks = list(rendered.children)
+        assert blocks
+        memory.refresh_from_engine(frozenset())  # the index's sync: the same text
+        await settle(pilot)
+        assert all(a is b for a, b in zip(rendered.children, blocks, strict=True))
+        memory_md.write_text(memory_md.read_text(encoding="utf-8") + "\n- Sam prefers oat milk now.\n", "utf-8")
+        memory.refresh_from_engine(frozenset({"MEMORY.md"}))
+        await wait_for(pilot, lambda: "oat milk" in rendered.source)
+        await settle(pilot)
+        assert not any(a is b for a, b in zip(rendered.children, blocks))  # an edit is shown anew
+
+
+async def test_progress_repaints_the_status_line_without_laying_out_the_screen(
+    make_app: Callable[..., ClawmemApp],
+) -> None:
+    # A layout is of the whole screen; ten progress messages a second made one each, 80-140 ms
+    # apiece beside an embedding pass on a real workspace (bench/RESULTS.md §3).
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        await settle(pilot)
+        screen = app.screen
+        layouts = [0]
+        real = screen._refresh_layout
+
+        def counted(*args: object, **kwargs: object) -> None:
+            layouts[0] += 1
+            real(*args, **kwargs)  # type: ignore[arg-type]
+
+        screen._refresh_layout = counted  # type: ignore[method-assign]
+        label = app.query_one("#status-phase", Label)
+        for done in (100, 200, 12_300):
+            app.post_message(IndexProgress("lines", done, 16_136, seconds_left=90))
+            await settle(pilot)
+            assert f"lines of multi-line chunks {done:,}/16,136" in str(label.content)
+        assert layouts[0] == 0
+        assert "embedding lines 12,300/16,136" in app.status_bar.activity
 
 
 async def test_a_long_file_fills_in_batches_in_order_and_a_reload_keeps_the_place(

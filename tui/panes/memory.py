@@ -18,13 +18,14 @@ from clawmem.tui.modals.reason import ReasonModal
 from clawmem.tui.modals.supersede import SupersedeModal
 from clawmem.tui.panes.pane import Pane
 from clawmem.tui.widgets.measured_table import MeasuredTable
+from clawmem.tui.widgets.steady_markdown import SteadyMarkdown
 from clawmem.tui.widgets.table_sync import sync_rows
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import ContentSwitcher, DataTable, Markdown, Static, TextArea, Tree
+from textual.widgets import ContentSwitcher, DataTable, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
 # Textual's Markdown widget mounts a widget per block, on the app's thread: a 1,000-bullet file
@@ -184,7 +185,7 @@ class MemoryPane(Pane):
             with Vertical(id="memory-right"):
                 yield Static("Select a file", id="memory-file-header")
                 with ContentSwitcher(initial="memory-rendered", id="memory-view"):
-                    yield Markdown("", id="memory-rendered")
+                    yield SteadyMarkdown("", id="memory-rendered")
                     yield TextArea(
                         "", id="memory-source", read_only=True, show_line_numbers=True, soft_wrap=True, language=None
                     )
@@ -345,11 +346,11 @@ class MemoryPane(Pane):
                 last = source.document.line_count - 1
                 source.move_cursor((min(cursor[0], last), 0))
                 source.scroll_to(scroll.x, scroll.y, animate=False)
-        rendered = self.query_one("#memory-rendered", Markdown)
+        rendered = self.query_one("#memory-rendered", SteadyMarkdown)
         if len(snap.text) <= RENDER_LIMIT and snap.text.count("\n") <= RENDER_MAX_LINES:
-            rendered.update(decorate_markdown(snap.text, entries))
+            rendered.show(decorate_markdown(snap.text, entries))
         else:
-            rendered.update(
+            rendered.show(
                 f"*{snap.rel} has {len(snap.text):,} characters on {snap.text.count(chr(10)) + 1:,} lines: "
                 "too long to render without freezing the app, so it is shown as source (`v`).*"
             )

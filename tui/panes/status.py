@@ -98,13 +98,20 @@ class StatusPane(Pane):
         self.query_one("#status-lines", Static).update(grid)
         self.clawmem_app.status_bar.mode = f"{report.search_mode} · {report.chunks:,} chunks"
 
+    def _say(self, content: str | Text) -> None:
+        """Show ``content`` on the progress line. Its row is one line of fixed height and the label
+        takes the row's free width (app.tcss), so new text never changes a size: it is repainted,
+        not laid out. A layout is of the whole screen: ~12 ms on a real workspace's panes, and with
+        both cores embedding 80–140 ms, ten times a second while the index was built
+        (bench/RESULTS.md §3)."""
+        self.query_one("#status-phase", Label).update(content, layout=False)
+
     def show_progress(self, message: IndexProgress) -> None:
-        label = self.query_one("#status-phase", Label)
         bar = self.query_one(ProgressBar)
         if message.phase in PHASE_LABEL:
             total = max(message.total, 1)
             left = time_left_text(message.seconds_left)
-            label.update(
+            self._say(
                 f"{PHASE_LABEL[message.phase]} {message.done:,}/{message.total:,}"
                 + (f" · {left}" if left else "")
                 + "  (Esc cancels)"
@@ -113,14 +120,14 @@ class StatusPane(Pane):
             )
             bar.update(total=total, progress=message.done)
         elif message.phase == "wait":
-            label.update(f"{WAITING}  (Esc cancels)")
+            self._say(f"{WAITING}  (Esc cancels)")
         elif message.phase == "done":
-            label.update("Index up to date")
+            self._say("Index up to date")
             bar.update(total=1, progress=1)
             self._load(self._deep)
         elif message.phase == "paused":
             missing = message.total - message.done
-            label.update(
+            self._say(
                 f"Embedding paused: {missing:,} of {message.total:,} chunks have no vector yet"
                 f" — {self._reindex_key()} resumes"
                 if missing
@@ -129,14 +136,14 @@ class StatusPane(Pane):
             bar.update(total=max(message.total, 1), progress=message.done)
             self._load(self._deep)
         elif message.phase == "cancelled":
-            label.update(
+            self._say(
                 f"Embedding cancelled — the vectors made so far are kept; {self._reindex_key()} resumes"
                 if message.detail == "embed"
                 else "Cancelled — the previous index is unchanged"
             )
             self._load(self._deep)
         elif message.phase == "failed":
-            label.update(Text(f"Failed: {message.detail}", style="red"))
+            self._say(Text(f"Failed: {message.detail}", style="red"))
 
     def _reindex_key(self) -> str:
         """The key that reindexes now (the user may have rebound it)."""
@@ -155,6 +162,6 @@ class StatusPane(Pane):
 
     def action_cancel(self) -> None:
         if self.clawmem_app.cancel_indexing():
-            self.query_one("#status-phase", Label).update("Cancelling…")
+            self._say("Cancelling…")
         else:
             self.notify("Nothing is running.", title="status", timeout=3)
