@@ -15,8 +15,8 @@ objects turned off (``gc.freeze`` made a no-op for that run), alternating, to sh
 Written to bench/results/app_while_indexing.json.
 
 Each stall over 80 ms is also explained: how much of it was cyclic collection, and where the app's
-thread was when a watchdog thread saw it late (its innermost frames of clawmem or Textual), so a
-stall that is not the collector says what it is.
+thread and every other thread were when a watchdog thread saw it late (their innermost frames of
+clawmem or Textual), so a stall that is not the collector says what it is.
 
 ``--workspace DIR`` opens a workspace of your own instead (read only; the searches are the same
 four phrases, whatever they find there).
@@ -109,6 +109,7 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
                 spans.append((began[0], end, _info.get("generation", -1)))
 
     seen: dict[float, list[str]] = {}  # a late tick's start -> where the app's thread was then
+    others: dict[float, list[list[str]]] = {}  # … and every other thread running Python code
     main_id = threading.main_thread().ident
     watching = threading.Event()
 
@@ -116,9 +117,12 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
         while not watching.wait(WATCH_S):
             since = last[0]
             if timing[0] and since not in seen and time.perf_counter() - since > STALL_S:
-                frame = sys._current_frames().get(main_id)  # type: ignore[arg-type]
+                frames = sys._current_frames()
+                frame = frames.get(main_id)  # type: ignore[arg-type]
                 if frame is not None:
                     seen[since] = where(frame)
+                    mine = threading.get_ident()
+                    others[since] = [w for i, f in frames.items() if i not in (main_id, mine) and (w := where(f))]
 
     searches: list[float] = []
     real_freeze = gc.freeze
@@ -167,6 +171,7 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
                 "generations": gens,
                 "at_s": round(t0 - began_run, 1),
                 "where": seen.get(t0, []),
+                "other_threads": others.get(t0, []),
             }
         )
     embedded, total = engine.index.vector_coverage()

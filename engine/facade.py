@@ -75,6 +75,9 @@ class MemoryEngine:
         self.vector_coverage = index.vector_coverage
         self.reset = index.reset
         self.watch = index.watch
+        # Someone is using this process now (the app calls it on every key and click; every search
+        # does): an indexing pass leaves them a core (engine/index/thread_budget.py).
+        self.in_use = runtime.foreground.touch
         # Search and reading.
         self.search = searcher.search
         self.get = files.get

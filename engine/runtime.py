@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from clawmem.engine.config import Clock, Settings
 from clawmem.engine.errors import ClawmemError
 from clawmem.engine.index.lock import ReindexLock
+from clawmem.engine.index.thread_budget import Foreground
 from clawmem.engine.store.db import Store
 from clawmem.engine.store.postgres.shared import SharedIndex
 from clawmem.engine.workspace import writes
@@ -34,10 +35,12 @@ LockName = Literal["reindex", "embed", "dreaming"]
 class Runtime:
     """One open agent: its settings, clock and store; the workspace and lock paths derive from them.
     ``shared``: the PostgreSQL index ``store.url`` names, which the index publishes to and search
-    reads (engine/store/postgres/), or None."""
+    reads (engine/store/postgres/), or None. ``foreground``: when someone last used this process
+    (an indexing pass leaves them a core; engine/index/thread_budget.py)."""
 
     settings: Settings
     clock: Clock = field(init=False)
+    foreground: Foreground = field(init=False, default_factory=Foreground)
     store: Store = field(init=False)
     shared: SharedIndex | None = field(init=False)
     _unshare: Callable[[], None] | None = field(init=False, default=None, repr=False)

@@ -33,7 +33,7 @@ from clawmem.tui.panes.search import SearchPane
 from clawmem.tui.panes.sessions import SessionsPane
 from clawmem.tui.panes.status import StatusPane
 from clawmem.tui.widgets.status_bar import StatusBar
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
@@ -56,6 +56,7 @@ PANES: list[tuple[str, str, str, type[Pane]]] = [
 ]
 P = TypeVar("P", bound=Pane)
 PROGRESS_INTERVAL_S = 0.1  # the index worker posts progress at most this often within a phase
+USE_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)  # see on_event
 FILL_POLL_S = 0.05  # how often the app looks whether the panes' first fill is done (see _freeze_after_first_fill)
 
 
@@ -201,6 +202,13 @@ class ClawmemApp(App[int]):
             self._run.stop_embedding.set()
         if self._watcher is not None:
             self._watcher.stop()
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key, a click or a scroll: someone is using the app, so an indexing pass leaves a core
+        to its thread (engine/index/thread_budget.py). Mouse moves are not use."""
+        if isinstance(event, USE_EVENTS) and not event.is_forwarded:
+            self.engine.in_use()
+        await super().on_event(event)
 
     def pane(self, cls: type[P]) -> P:
         """The mounted pane of class ``cls``, typed (``panes`` is keyed by tab id)."""

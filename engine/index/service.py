@@ -427,7 +427,9 @@ class IndexService:
             with immediate(conn):
                 ensure_vec_table(conn, ident.dims)
         embedding = self.settings.embedding
-        budget = ThreadBudget(embedding.index_threads, embedding.threads or default_threads())
+        budget = ThreadBudget(
+            embedding.index_threads, embedding.threads or default_threads(), foreground=self.runtime.foreground
+        )
         seeded = 0
         if self.runtime.shared is not None:  # what another machine already embedded is not embedded again
             with self.runtime.shared.connection() as pg:

@@ -12,6 +12,13 @@ the thread gains. The search path keeps its own thread count (``embedding.thread
 Measured per batch, so a pass that starts on a quiet machine drops to one thread when a build
 starts beside it, and takes the core back when the build ends. Where /proc/stat does not exist
 (macOS, Windows), the pass uses ``embedding.threads`` as before.
+
+Work in this process counts too, when a person is waiting on it: while someone uses the app (a
+key, a click, a search in the last FOREGROUND_S seconds; :class:`Foreground`) the pass leaves one
+core to them. With both cores embedding, a screen's layout that takes 12 ms on a quiet machine
+took 80-140 ms; the app stalled past 100 ms 4.5 times a minute while a real workspace indexed
+and answered a search in 427 ms (median), with a core left to it 1.6 times and 314 ms
+(bench/app_while_indexing.py, bench/RESULTS.md §3).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ PROC_STAT = Path("/proc/stat")
 TAKEN_AT = 0.25  # other work's share of a core from which that core is not the pass's
 MAX_THREADS = 8  # a 118M-parameter encoder gains nothing measurable beyond this
 FIRST_SAMPLE_S = 0.2  # the first decision looks this long at the machine before the pass starts
+FOREGROUND_S = 10.0  # after their last key or search a person still reads what it showed them
 
 Sampler = Callable[[], tuple[float, float, float] | None]  # (wall s, machine busy s, own CPU s)
 
@@ -61,9 +69,25 @@ def machine_sample() -> tuple[float, float, float] | None:
     return time.monotonic(), busy / _clock_ticks(), time.process_time()
 
 
+class Foreground:
+    """When someone last used this process: a key or a click in the app, a search from any front
+    end. ``active()`` is true for FOREGROUND_S seconds after the last ``touch()``."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._last: float | None = None
+
+    def touch(self) -> None:
+        self._last = self._clock()
+
+    def active(self) -> bool:
+        return self._last is not None and self._clock() - self._last < FOREGROUND_S
+
+
 class ThreadBudget:
     """Threads for the next batch of an indexing pass. ``setting``: a fixed count, or None for
-    the load rule above; ``fallback``: the count where the load cannot be read."""
+    the load rule above; ``fallback``: the count where the load cannot be read; ``foreground``:
+    this process's own person, who gets a core of the load rule's while active."""
 
     def __init__(
         self,
@@ -73,12 +97,14 @@ class ThreadBudget:
         cores: int | None = None,
         sampler: Sampler = machine_sample,
         sleep: Callable[[float], None] = time.sleep,
+        foreground: Foreground | None = None,
     ) -> None:
         self.setting = setting
         self.fallback = max(1, fallback)
         self.cores = max(1, min(cores or usable_cores(), MAX_THREADS))
         self._sampler = sampler
         self._sleep = sleep
+        self._foreground = foreground
         self._last: tuple[float, float, float] | None = None
         self.other_cores = 0.0  # what other processes used at the last decision, in cores
         self.current = setting or 0
@@ -104,5 +130,7 @@ class ThreadBudget:
             self.other_cores = max(0.0, other / wall)
         self._last = now
         taken = math.ceil(max(0.0, self.other_cores - TAKEN_AT))
+        if self._foreground is not None and self._foreground.active():
+            taken += 1  # the app's thread, or a search's, is someone waiting: theirs first
         self.current = max(1, self.cores - taken)
         return self.current

@@ -75,6 +75,7 @@ class SearchService:
         session indexing is on).
         """
         max_results, min_score, scoring = self._checked(query, max_results, min_score, scoring, legs)
+        self.runtime.foreground.touch()  # someone waits for this answer: a pass leaves them a core
         warnings: list[str] = []
         conn = self.store.conn()
         self._sync_before(sync, warnings)

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from clawmem.engine.config import load_settings
 from clawmem.engine.errors import ConfigError
+from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.index.model_calls import CALL_CHARS, ModelCalls
-from clawmem.engine.index.thread_budget import ThreadBudget, machine_sample
+from clawmem.engine.index.thread_budget import FOREGROUND_S, Foreground, ThreadBudget, machine_sample
 
 
 class Machine:
@@ -56,6 +57,37 @@ def test_every_core_other_work_leaves_free() -> None:
 def test_a_fixed_count_and_no_proc_stat() -> None:
     assert ThreadBudget(3, 1, cores=2).threads() == 3  # the user's number, as given
     assert ThreadBudget(None, 1, cores=2, sampler=lambda: None).threads() == 1  # the fallback
+
+
+def test_someone_using_this_process_gets_a_core_of_the_pass() -> None:
+    machine = Machine()
+    now = [100.0]
+    person = Foreground(clock=lambda: now[0])
+    b = ThreadBudget(
+        None, 1, cores=2, sampler=machine.sample, sleep=lambda s: machine.run(s, 0.0, 0.0), foreground=person
+    )
+    assert b.threads() == 2  # nobody has used it yet
+    person.touch()  # a key in the app, or a search
+    machine.run(1.0, other=0.0, own=2.0)
+    assert b.threads() == 1
+    now[0] += FOREGROUND_S - 1
+    machine.run(1.0, other=0.0, own=1.0)
+    assert b.threads() == 1  # still reading what it showed
+    now[0] += 2
+    machine.run(1.0, other=0.0, own=1.0)
+    assert b.threads() == 2  # gone quiet: the core is the pass's again
+    person.touch()
+    machine.run(1.0, other=1.0, own=1.0)  # and a build beside it as well: never below one
+    assert b.threads() == 1
+    four = ThreadBudget(None, 1, cores=4, sampler=machine.sample, sleep=lambda s: None, foreground=person)
+    assert four.threads() == 3  # one core of four for the person
+    assert ThreadBudget(2, 1, cores=2, foreground=person).threads() == 2  # a fixed count stays fixed
+
+
+def test_a_search_marks_the_process_in_use(fts_engine: MemoryEngine) -> None:
+    assert not fts_engine.runtime.foreground.active()
+    fts_engine.search("deploy")  # someone (a person, an agent over MCP) waits for this answer
+    assert fts_engine.runtime.foreground.active()
 
 
 def test_a_busy_core_is_seen_for_real() -> None:

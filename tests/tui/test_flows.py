@@ -616,6 +616,19 @@ async def test_a_reload_that_changes_nothing_leaves_the_rendered_file_as_it_is(
         assert not any(a is b for a, b in zip(rendered.children, blocks))  # an edit is shown anew
 
 
+async def test_a_key_marks_the_app_in_use_and_a_mouse_move_does_not(make_app: Callable[..., ClawmemApp]) -> None:
+    # While someone uses the app an indexing pass leaves its thread a core (thread_budget.py).
+    app = make_app()
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        person = app.engine.runtime.foreground
+        assert not person.active()  # starting the app and filling its panes is not use
+        await pilot.hover("#status-bar")
+        assert not person.active()
+        await pilot.press("3")
+        assert person.active()
+
+
 async def test_progress_repaints_the_status_line_without_laying_out_the_screen(
     make_app: Callable[..., ClawmemApp],
 ) -> None:
