@@ -16,9 +16,9 @@ starts beside it, and takes the core back when the build ends. Where /proc/stat 
 Work in this process counts too, when a person is waiting on it: while someone uses the app (a
 key, a click, a search in the last FOREGROUND_S seconds; :class:`Foreground`) the pass leaves one
 core to them. With both cores embedding, a screen's layout that takes 12 ms on a quiet machine
-took 80-140 ms; the app stalled past 100 ms 4.5 times a minute while a real workspace indexed
-and answered a search in 427 ms (median), with a core left to it 1.6 times and 314 ms
-(bench/app_while_indexing.py, bench/RESULTS.md §3).
+took 80-140 ms; the app stalled past 100 ms 15 times a minute while a real workspace indexed
+and answered a search in 763 ms (median), with a core left to it 2.3 times and 325 ms, the
+pass 1.34x as long (bench/app_while_indexing.py, bench/RESULTS.md §3).
 """
 
 from __future__ import annotations
