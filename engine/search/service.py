@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import apsw
 from clawmem.engine import recall, recall_sharing
-from clawmem.engine.errors import ClawmemError
+from clawmem.engine.errors import ClawmemError, IndexBusy
 from clawmem.engine.index.line_requests import ask_elsewhere, ask_shared
 from clawmem.engine.index.service import IndexService
 from clawmem.engine.kinds import LEG_CHOICES, SCORING_MODES
@@ -32,6 +32,7 @@ from clawmem.engine.store.schema import fts_tokenizer_in_use
 from clawmem.engine.store.search_reader import SearchReader, SqliteSearchReader
 
 MATRIX_REBUILD_S = 30.0
+TEXT_PENDING = "the index is being built and its text is not in yet: searched what is there"
 
 
 class SearchService:
@@ -64,6 +65,7 @@ class SearchService:
         sync: bool = True,
         include_untrusted: bool = False,
         sources: tuple[str, ...] | None = None,
+        wait_for_text: bool = True,
     ) -> SearchResponse:
         """Hybrid search with a breakdown per hit and the near-misses (docs/design.md §5).
 
@@ -72,13 +74,16 @@ class SearchService:
         Untrusted-origin hits (web pages, other people) are left out and listed among the
         near-misses with the reason, unless ``include_untrusted``; then they are labelled.
         ``sources`` defaults to the indexed sources (``index.sources``: memory, and sessions when
-        session indexing is on).
+        session indexing is on). An index that was never built is built (its text) before the
+        search, waiting for a pass that is building it already; ``wait_for_text=False`` searches
+        what is there with a warning instead (the app, whose own pass is building it and which
+        searches again when its text is in).
         """
         max_results, min_score, scoring = self._checked(query, max_results, min_score, scoring, legs)
         self.runtime.foreground.touch()  # someone waits for this answer: a pass leaves them a core
         warnings: list[str] = []
         conn = self.store.conn()
-        self._sync_before(sync, warnings)
+        self._sync_before(sync, warnings, wait_for_text)
         with self._reading() as reader:
             response = self._search(
                 reader, query, max_results, min_score, project_keys, scoring, legs, include_untrusted, sources, warnings
@@ -258,7 +263,7 @@ class SearchService:
             raise ClawmemError(f"unknown search mode {legs!r} (hybrid, keyword or vector)")
         return max_results, min_score, scoring or s.scoring
 
-    def _sync_before(self, sync: bool, warnings: list[str]) -> None:
+    def _sync_before(self, sync: bool, warnings: list[str], wait_for_text: bool = True) -> None:
         """Bring the text up to date without waiting for a busy writer (a busy one is a warning)."""
         if not self.runtime.workspace.is_dir():
             return
@@ -271,7 +276,13 @@ class SearchService:
         if self.index.stored_identity() is None:
             # docs/memory-core.md: an empty index runs one sync first. Callers that sync themselves
             # (the app's background worker) get the text only; the worker embeds.
-            self.index.sync(embed=sync)
+            if wait_for_text:
+                self.index.sync(embed=sync)
+                return
+            try:
+                self.index.sync(embed=False, lock_timeout=0.0)
+            except (IndexBusy, apsw.BusyError):  # the first pass is indexing the text (seconds)
+                warnings.append(TEXT_PENDING)
         elif sync:
             try:
                 self.index.sync(embed=False, lock_timeout=0.0)

@@ -880,3 +880,22 @@ def test_a_long_cjk_query_takes_time_in_proportion_to_its_length(fts_engine: Mem
 )
 def test_the_longest_shared_run_is_the_longest_common_substring(piece: str, text: str, run: int) -> None:
     assert _longest_shared_run(piece, text) == run
+
+
+def test_the_app_does_not_wait_for_the_first_text_pass_another_pass_runs(fts_engine: MemoryEngine) -> None:
+    # A never-built index is built before a search; while another pass builds it (the app's own
+    # worker, ~10 s on a real workspace) the app searched nothing for that long. With
+    # wait_for_text=False it answers at once and says why nothing is there yet.
+    from clawmem.engine.index.lock import ReindexLock
+    from clawmem.engine.search.service import TEXT_PENDING
+
+    assert fts_engine.stored_identity() is None
+    with ReindexLock(fts_engine.settings.agent_dir / "reindex.lock"):
+        started = time.monotonic()
+        r = fts_engine.search("deploy", record=False, sync=False, wait_for_text=False)
+        assert time.monotonic() - started < 5  # the lock's own timeout is 30 s
+    assert TEXT_PENDING in r.warnings and not r.results
+    assert fts_engine.stored_identity() is None  # nothing was built behind the pass's back
+    # with no pass running, it builds the text first as before
+    r = fts_engine.search("deploy", record=False, sync=False, wait_for_text=False)
+    assert TEXT_PENDING not in r.warnings and r.results

@@ -16,7 +16,7 @@ from clawmem.tui.panes.memory import MemoryPane
 from clawmem.tui.panes.search import SearchPane
 from clawmem.tui.widgets.breakdown import BreakdownPanel
 from textual.message import Message
-from textual.widgets import Checkbox, DataTable, Input, Label, Markdown, SelectionList, TabbedContent, TextArea
+from textual.widgets import Checkbox, DataTable, Input, Label, Markdown, SelectionList, Static, TabbedContent, TextArea
 
 from tests.conftest import FIXTURES
 from tests.tui.states import add_untrusted_memory
@@ -614,6 +614,33 @@ async def test_a_reload_that_changes_nothing_leaves_the_rendered_file_as_it_is(
         await wait_for(pilot, lambda: "oat milk" in rendered.source)
         await settle(pilot)
         assert not any(a is b for a, b in zip(rendered.children, blocks))  # an edit is shown anew
+
+
+async def test_a_search_while_the_first_pass_indexes_the_text_answers_at_once_then_again(
+    make_app: Callable[..., ClawmemApp],
+) -> None:
+    # The first search typed into a never-indexed workspace waited for the whole text pass
+    # (8-13 s on a real workspace, bench/RESULTS.md §3); it now says so and the results follow.
+    from clawmem.engine.index.lock import ReindexLock
+    from clawmem.engine.search.service import TEXT_PENDING
+    from clawmem.tui.messages import IndexChanged
+
+    app = make_app()
+    app.engine.reset()  # a workspace never indexed (the fixture's home comes indexed)
+    assert app.engine.stored_identity() is None
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        pane = app.query_one(SearchPane)
+        with ReindexLock(app.engine.settings.agent_dir / "reindex.lock"):  # the first pass, running
+            pane.search_for("staging deploy")
+            await wait_for(pilot, lambda: pane.response is not None, timeout=5)
+            assert pane.response is not None and TEXT_PENDING in pane.response.warnings
+            assert "being built" in str(app.query_one("#search-summary", Static).render())
+        app.engine.sync(embed=False)  # the pass's text is in, and it says so
+        first = pane.response
+        app.post_message(IndexChanged(frozenset()))
+        await wait_for(pilot, lambda: pane.response is not first and bool(pane.response.results))
+        assert TEXT_PENDING not in pane.response.warnings
 
 
 async def test_a_key_marks_the_app_in_use_and_a_mouse_move_does_not(make_app: Callable[..., ClawmemApp]) -> None:

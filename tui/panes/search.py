@@ -201,6 +201,7 @@ class SearchPane(Pane):
                 scoring=scoring,
                 record=record,
                 sync=False,
+                wait_for_text=False,  # the first pass builds it; index_changed searches again
                 include_untrusted=include_untrusted,
             ),
             lambda response: self._show(generation, response, min_score, include_untrusted),
