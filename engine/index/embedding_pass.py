@@ -180,6 +180,6 @@ def _sample_line_pace(
     before = calls.texts
     sample = measure_line_pace(conn, calls, ident.provider_key, {h: c[0].text for h, c in by_hash.items()})
     if sample is not None:
-        left.prior("lines", sample.chars, sample.seconds)
+        left.prior("lines", round(sample.chars * sample.counted), sample.seconds)
         left.exclude("embed", sample.seconds)
     return sample, calls.texts - before

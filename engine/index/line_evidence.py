@@ -79,11 +79,15 @@ PACE_SAMPLE_MIN = 10
 @dataclass(frozen=True)
 class LinePace:
     """Lines embedded to measure the line pace: their characters, the seconds they took, and
-    their vectors by line key (the line pass takes them as lines it has already embedded)."""
+    their vectors by line key (the line pass takes them as lines it has already embedded).
+    ``counted``: characters the line pass counts per character it embeds — it counts every line
+    of every text, and embeds a line repeated across transcript diaries, or kept from an edited
+    text, once or not at all."""
 
     chars: int
     seconds: float
     vectors: dict[bytes, Vector]
+    counted: float = 1.0
 
 
 def measure_line_pace(
@@ -103,6 +107,13 @@ def measure_line_pace(
     if total < PACE_SAMPLE_CHARS * PACE_SAMPLE_MIN:
         return None
     reusable = lines_rows.replaced_keys(conn, provider_key)
+    distinct: dict[str, None] = {}
+    for text in todo:
+        for _, line in evidence_lines(text):
+            if line not in distinct and lines_rows.line_key(line) not in reusable:
+                distinct[line] = None
+    embeds = sum(map(len, distinct))
+    counted = total / embeds if embeds else 1.0
     step = max(1, total // PACE_SAMPLE_CHARS)  # texts `step` apart, from the whole workspace, fill it
     lines: dict[str, None] = {}
     chars = 0
@@ -121,7 +132,7 @@ def measure_line_pace(
     by_key = {lines_rows.line_key(line): v for line, v in vectors.items()}
     if len(vectors) < len(lines):  # cancelled part way: no pace, and the pass stops anyway
         return LinePace(0, 0.0, by_key)
-    return LinePace(chars, seconds, by_key)
+    return LinePace(chars, seconds, by_key, counted)
 
 
 @dataclass(frozen=True)

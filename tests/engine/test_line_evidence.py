@@ -519,6 +519,14 @@ def test_the_line_pace_is_measured_on_a_sample_before_the_chunks_and_nothing_is_
         some = next(line for line in lines if line_vector_rows.line_key(line) in probe.vectors)
         (alone,) = provider.embed_passages([some])
         assert float(np.dot(probe.vectors[line_vector_rows.line_key(some)], alone)) > 0.9999  # the real vector
+        # The line pass counts every line of every text and embeds a repeated one once: a sample
+        # of a workspace where each text is there twice stands for twice its characters.
+        assert probe.counted == pytest.approx(1.0, abs=0.05)
+        twice = {**texts, **{f"{h}-again": t for h, t in texts.items()}}
+        doubled = line_evidence.measure_line_pace(
+            conn, ModelCalls(provider, ThreadBudget(1, 1)), ident.provider_key, twice
+        )
+        assert doubled is not None and doubled.counted == pytest.approx(2 * probe.counted, rel=0.01)
         few = dict(list(texts.items())[:1])  # one diary's lines: too few to be worth a sample
         assert (
             line_evidence.measure_line_pace(conn, ModelCalls(provider, ThreadBudget(1, 1)), ident.provider_key, few)
