@@ -16,13 +16,20 @@ Written to bench/results/app_while_indexing.json.
 
 Each stall over 80 ms is also explained: how much of it was cyclic collection, and where the app's
 thread and every other thread were when a watchdog thread saw it late (their innermost frames of
-clawmem or Textual), so a stall that is not the collector says what it is.
+clawmem or Textual), so a stall that is not the collector says what it is. And how the app's
+thread spent the stall, from Linux's per-thread scheduler counters (``/proc/self/task/TID/schedstat``:
+time on a core, time runnable but waiting for one): ``on_core_ms`` is the app's own work,
+``waiting_for_core_ms`` is the machine having no free core for it, and the rest
+(``off_core_ms``) is the thread asleep: waiting for Python's GIL, or idle. From the moment the
+watchdog saw the stall to its end, every thread's time on a core is listed too
+(``cores_ms_by_thread``), so the thread that held the app up is named.
 
 ``--workspace DIR`` opens a workspace of your own instead (read only; the searches are the same
-four phrases, whatever they find there).
+four phrases, whatever they find there). ``--minutes M`` ends each run M minutes in, the pass
+unfinished: a sample of a long pass.
 
 Usage: python bench/app_while_indexing.py [--conversations 1 | --workspace DIR] [--index-threads 1,auto]
-[--gc-freeze on,off] [--out FILE]
+[--gc-freeze on,off] [--minutes M] [--out FILE]
 """
 
 from __future__ import annotations
@@ -38,7 +45,9 @@ import sys
 import threading
 import time
 import traceback
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -67,10 +76,38 @@ def where(frame: object) -> list[str]:
     return [f"{'/'.join(Path(f.filename).parts[-2:])}:{f.lineno} {f.name}" for f in ours[-6:]]
 
 
+def schedstat(tid: int) -> tuple[float, float]:
+    """(seconds on a core, seconds runnable but waiting for one) of thread ``tid``, or zeros where
+    the kernel does not keep them."""
+    try:
+        on, waiting, _ = Path(f"/proc/self/task/{tid}/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    return int(on) / 1e9, int(waiting) / 1e9
+
+
+def thread_times() -> dict[str, float]:
+    """Seconds on a core so far of every thread of this process, by name (the kernel's name for a
+    thread Python did not start, e.g. one of llama.cpp's)."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    times: dict[str, float] = {}
+    for task in Path("/proc/self/task").iterdir():
+        tid = int(task.name)
+        try:
+            name = names.get(tid) or (task / "comm").read_text().strip()
+        except OSError:
+            continue
+        key = name if name not in times else f"{name} ({tid})"
+        times[key] = schedstat(tid)[0]
+    return times
+
+
 QUERIES = ["sourdough bread", "the printer is broken", "team lunch on Friday", "sailing boat"]
 
 
-async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, object]:
+async def one_run(
+    ws: Path, threads: str, freeze: bool = True, until: float | None = None, idle_collection: bool = True
+) -> dict[str, object]:
     home = CACHE / f"app-home-{threads}"
     if home.exists():
         shutil.rmtree(home)
@@ -87,17 +124,24 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
     gaps: list[float] = []
     starts: list[float] = []
     last = [time.perf_counter()]
+    app_tid = threading.main_thread().native_id or 0
+    cores: list[tuple[float, float]] = []  # the app thread's schedstat at each gap's end
+    last_core = [schedstat(app_tid)]
 
     def tick() -> None:
         now = time.perf_counter()
         gaps.append(now - last[0])
         starts.append(last[0])
+        cores.append(last_core[0])
+        last_core[0] = schedstat(app_tid)
+        cores[-1] = (last_core[0][0] - cores[-1][0], last_core[0][1] - cores[-1][1])
         last[0] = now
 
     collections: list[float] = []  # seconds of each cyclic collection on the app's thread, timed
-    spans: list[tuple[float, float, int]] = []  # (start, end, generation) of each of them
+    spans: list[tuple[float, float, int, bool]] = []  # (start, end, generation, at an idle moment) of each
     began = [0.0]
     timing = [False]  # from the timer's start: start-up's collections are not the pass's
+    at_idle = [False]  # the collection now running is the app's own, at a moment nobody used it
 
     def collected(phase: str, _info: dict[str, int]) -> None:
         if timing[0] and threading.current_thread() is threading.main_thread():
@@ -106,17 +150,38 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
             else:
                 end = time.perf_counter()
                 collections.append(end - began[0])
-                spans.append((began[0], end, _info.get("generation", -1)))
+                spans.append((began[0], end, _info.get("generation", -1), at_idle[0]))
+
+    app_collect = app.collector._collect  # tui/collector.py: tagged, to tell its idle collections apart
+
+    def tagged_collect() -> None:
+        at_idle[0] = app.nobody_using()
+        try:
+            app_collect()
+        finally:
+            at_idle[0] = False
+
+    app.collector._collect = tagged_collect  # type: ignore[method-assign]
+    if not idle_collection:
+        app.collector.start = lambda: None  # type: ignore[method-assign]  # this run: CPython's own full collections
 
     seen: dict[float, list[str]] = {}  # a late tick's start -> where the app's thread was then
     others: dict[float, list[list[str]]] = {}  # … and every other thread running Python code
+    busy: dict[float, dict[str, float]] = {}  # a late tick's start -> each thread's core ms, seen to its end
     main_id = threading.main_thread().ident
     watching = threading.Event()
 
     def watchdog() -> None:
+        stalled: tuple[float, dict[str, float]] | None = None  # the stall being watched, its threads' times
         while not watching.wait(WATCH_S):
             since = last[0]
+            if stalled is not None and stalled[0] != since:
+                after = thread_times()
+                used = {k: round((v - stalled[1].get(k, v)) * 1000, 1) for k, v in after.items()}
+                busy[stalled[0]] = dict(sorted(((k, v) for k, v in used.items() if v >= 1), key=lambda kv: -kv[1]))
+                stalled = None
             if timing[0] and since not in seen and time.perf_counter() - since > STALL_S:
+                stalled = (since, thread_times())
                 frames = sys._current_frames()
                 frame = frames.get(main_id)  # type: ignore[arg-type]
                 if frame is not None:
@@ -139,7 +204,7 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
         await pilot.pause(0.5)
         k = 0
         slowest: dict[str, object] = {}  # the slowest search's own timings (engine/search/service.py)
-        while app.indexing:
+        while app.indexing and (until is None or time.perf_counter() - start < until):
             pane = app.query_one(SearchPane)
             before = pane.response
             asked = time.perf_counter()
@@ -152,23 +217,34 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
             k += 1
             await pilot.pause(2.0)
         wall = time.perf_counter() - start
+        kinds = Counter(type(o).__qualname__ for o in gc.get_objects(generation=2))
+        tracked = {
+            "frozen": gc.get_freeze_count(),
+            "by_generation": [len(gc.get_objects(generation=g)) for g in range(3)],
+            "generation_2_by_type": dict(kinds.most_common(15)),
+        }
     watching.set()
     dog.join()
     gc.callbacks.remove(collected)
     gc.freeze = real_freeze
-    stalls = []
-    for gap, t0 in sorted(zip(gaps, starts), reverse=True):
+    stalls: list[dict[str, Any]] = []
+    for gap, t0, (on_core, waiting) in sorted(zip(gaps, starts, cores), reverse=True):
         if gap - 0.01 < STALL_S:
             break
         t1 = t0 + gap
-        inside = [(a, b, g) for a, b, g in spans if b > t0 and a < t1]
-        in_gc = sum(min(b, t1) - max(a, t0) for a, b, _ in inside)
-        gens = sorted({g for _, _, g in inside})
+        inside = [(a, b, g, idle) for a, b, g, idle in spans if b > t0 and a < t1]
+        in_gc = sum(min(b, t1) - max(a, t0) for a, b, _, _ in inside)
+        gens = sorted({g for _, _, g, _ in inside})
         stalls.append(
             {
                 "ms": round((gap - 0.01) * 1000, 1),
                 "collection_ms": round(in_gc * 1000, 1),
                 "generations": gens,
+                "idle_collection": any(idle for *_, idle in inside),
+                "on_core_ms": round(on_core * 1000, 1),
+                "waiting_for_core_ms": round(waiting * 1000, 1),
+                "off_core_ms": round(max(gap - on_core - waiting, 0.0) * 1000, 1),
+                "cores_ms_by_thread": busy.get(t0, {}),
                 "at_s": round(t0 - began_run, 1),
                 "where": seen.get(t0, []),
                 "other_threads": others.get(t0, []),
@@ -177,15 +253,25 @@ async def one_run(ws: Path, threads: str, freeze: bool = True) -> dict[str, obje
     embedded, total = engine.index.vector_coverage()
     engine.close()
     gaps.sort()
+    in_use = [s["ms"] for s in stalls if not s["idle_collection"]]
+    idle_full = [(b - a) * 1000 for a, b, g, idle in spans if idle and g == 2]
     return {
         "index_threads": threads,
         "gc_freeze": freeze,
+        "idle_collection": idle_collection,
         "pass_s": round(wall, 1),
         "chunks_embedded": f"{embedded}/{total}",
         "ticks": len(gaps),
         "longest_stall_ms": round((gaps[-1] - 0.01) * 1000, 1) if gaps else None,
         "p99_gap_ms": round(gaps[int(len(gaps) * 0.99)] * 1000, 1) if gaps else None,
         "longest_gc_ms": round(max(collections) * 1000, 1) if collections else None,
+        "longest_stall_in_use_ms": max(in_use, default=None),  # stalls without an idle-time collection in them
+        "stalls_over_100ms": sum(s["ms"] > 100 for s in stalls),
+        "stalls_over_100ms_in_use": sum(ms > 100 for ms in in_use),
+        "idle_collections": len(idle_full),
+        "idle_collection_median_ms": round(statistics.median(idle_full), 1) if idle_full else None,
+        "idle_collection_longest_ms": round(max(idle_full), 1) if idle_full else None,
+        "tracked_objects_at_end": tracked,
         "stalls_over_80ms": stalls,
         "searches": len(searches),
         "search_median_ms": round(statistics.median(searches) * 1000) if searches else None,
@@ -200,6 +286,10 @@ def main() -> int:
     parser.add_argument("--workspace", type=Path, help="open this workspace instead of LoCoMo + the fixture")
     parser.add_argument("--index-threads", default="1,auto")
     parser.add_argument("--gc-freeze", default="on", help="on, off or on,off (alternating)")
+    parser.add_argument(
+        "--idle-collection", default="on", help="on, off or on,off: the app's full collections at idle moments"
+    )
+    parser.add_argument("--minutes", type=float, help="stop each run this long after its start (a sample of the pass)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "app_while_indexing.json")
     args = parser.parse_args()
     ws = workspace_to_index(args.workspace, args.conversations)
@@ -207,11 +297,14 @@ def main() -> int:
         return 2
     runs = []
     freezes = [part.strip() == "on" for part in args.gc_freeze.split(",")]
+    idles = [part.strip() == "on" for part in args.idle_collection.split(",")]
+    until = None if args.minutes is None else args.minutes * 60
     for threads in args.index_threads.split(","):
         for freeze in freezes:
-            run = asyncio.run(one_run(ws, threads, freeze))
-            print(json.dumps(run), flush=True)
-            runs.append(run)
+            for idle in idles:
+                run = asyncio.run(one_run(ws, threads, freeze, until, idle))
+                print(json.dumps({k: v for k, v in run.items() if k != "stalls_over_80ms"}), flush=True)
+                runs.append(run)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     where = {"workspace": str(args.workspace)} if args.workspace is not None else {"conversations": args.conversations}
     args.out.write_text(json.dumps({**where, "runs": runs}, indent=2) + "\n", "utf-8")

@@ -20,6 +20,7 @@ from clawmem.engine.errors import ClawmemError
 from clawmem.engine.facade import MemoryEngine
 from clawmem.engine.index.schedule import IndexRun, PassEvents, run_pass
 from clawmem.engine.index.watcher import WorkspaceWatcher
+from clawmem.tui.collector import IDLE_S, IdleCollector
 from clawmem.tui.commands import ClawmemCommands
 from clawmem.tui.messages import EditFile, EngineFailed, FilesChanged, IndexChanged, IndexProgress, OpenLocation
 from clawmem.tui.panes.context import ContextPane
@@ -57,6 +58,7 @@ PANES: list[tuple[str, str, str, type[Pane]]] = [
 P = TypeVar("P", bound=Pane)
 PROGRESS_INTERVAL_S = 0.1  # the index worker posts progress at most this often within a phase
 USE_EVENTS = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)  # see on_event
+COLLECT_POLL_S = 0.1  # how often the app looks whether a full collection is due and may run now
 FILL_POLL_S = 0.05  # how often the app looks whether the panes' first fill is done (see _freeze_after_first_fill)
 
 
@@ -125,6 +127,8 @@ class ClawmemApp(App[int]):
         self.panes: dict[str, Pane] = {}  # by tab id, once mounted
         self._run: IndexRun | None = None
         self._fill_poll: Timer | None = None  # until the panes' first fill is frozen (_freeze_after_first_fill)
+        self._last_use = 0.0  # monotonic time of the last key, click or scroll (on_event)
+        self.collector = IdleCollector(self.nobody_using)  # full collections at idle moments (tui/collector.py)
         self._embed_paused = False  # the user cancelled embedding: file changes only sync text
         self.theme = engine.settings.tui.theme if engine.settings.tui.theme else "textual-dark"
 
@@ -188,14 +192,28 @@ class ClawmemApp(App[int]):
         """The second and last freeze: once every pane has shown what its first fill found. Only
         twice, and never again: whatever is cyclic garbage at that moment stays until unmount, so a
         freeze at every refresh would keep growing what the app holds."""
-        if any(w.group != "index" and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.workers):
+        if self._panes_at_work():
             return
         if self._fill_poll is not None:
             self._fill_poll.stop()
             self._fill_poll = None
         gc.freeze()
+        self.collector.start()
+        self.set_interval(COLLECT_POLL_S, self.collector.tick, name="idle-collection")
+
+    def nobody_using(self) -> bool:
+        """No key, click or scroll for ``IDLE_S`` and no pane worker at work: a moment when a full
+        collection's pause stops nobody (tui/collector.py)."""
+        if time.monotonic() - self._last_use < IDLE_S:
+            return False
+        return not self._panes_at_work()
+
+    def _panes_at_work(self) -> bool:
+        """A pane's worker (not the index pass's) is pending or running."""
+        return any(w.group != "index" and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in self.workers)
 
     def on_unmount(self) -> None:
+        self.collector.stop()
         gc.unfreeze()
         if self._run is not None:
             self._run.cancel.set()
@@ -205,8 +223,10 @@ class ClawmemApp(App[int]):
 
     async def on_event(self, event: events.Event) -> None:
         """A key, a click or a scroll: someone is using the app, so an indexing pass leaves a core
-        to its thread (engine/index/thread_budget.py). Mouse moves are not use."""
+        to its thread (engine/index/thread_budget.py) and a full garbage collection waits for a
+        pause (tui/collector.py). Mouse moves are not use."""
         if isinstance(event, USE_EVENTS) and not event.is_forwarded:
+            self._last_use = time.monotonic()
             self.engine.in_use()
         await super().on_event(event)
 

@@ -103,16 +103,17 @@ def measure_line_pace(
         return None
     have = lines_rows.hashes_with_lines(conn, list(texts), provider_key)
     todo = [t for h, t in texts.items() if h not in have]
-    total = line_chars(todo)
-    if total < PACE_SAMPLE_CHARS * PACE_SAMPLE_MIN:
-        return None
     reusable = lines_rows.replaced_keys(conn, provider_key)
-    distinct: dict[str, None] = {}
+    total = embeds = 0  # characters the line pass counts as done, and those it will embed
+    distinct: set[str] = set()
     for text in todo:
         for _, line in evidence_lines(text):
+            total += len(line)
             if line not in distinct and lines_rows.line_key(line) not in reusable:
-                distinct[line] = None
-    embeds = sum(map(len, distinct))
+                distinct.add(line)
+                embeds += len(line)
+    if total < PACE_SAMPLE_CHARS * PACE_SAMPLE_MIN:
+        return None
     counted = total / embeds if embeds else 1.0
     step = max(1, total // PACE_SAMPLE_CHARS)  # texts `step` apart, from the whole workspace, fill it
     lines: dict[str, None] = {}
