@@ -24,12 +24,17 @@ time on a core, time runnable but waiting for one): ``on_core_ms`` is the app's 
 watchdog saw the stall to its end, every thread's time on a core is listed too
 (``cores_ms_by_thread``), so the thread that held the app up is named.
 
+``--idle-collection on,off`` runs each setting with the app's full collections at idle moments
+(tui/collector.py, the product) and with CPython's own, alternating. A stall with one of the
+app's idle-time collections in it is told apart (``idle_collection``): nobody was using the app
+then. ``longest_stall_in_use_ms`` and ``stalls_over_100ms_in_use`` are the others.
+
 ``--workspace DIR`` opens a workspace of your own instead (read only; the searches are the same
 four phrases, whatever they find there). ``--minutes M`` ends each run M minutes in, the pass
 unfinished: a sample of a long pass.
 
 Usage: python bench/app_while_indexing.py [--conversations 1 | --workspace DIR] [--index-threads 1,auto]
-[--gc-freeze on,off] [--minutes M] [--out FILE]
+[--gc-freeze on,off] [--idle-collection on,off] [--minutes M] [--out FILE]
 """
 
 from __future__ import annotations

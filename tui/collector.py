@@ -2,10 +2,10 @@
 
 Python collects cycles in three generations. The young ones (0 and 1) hold what was made since
 the last collections and take a few milliseconds. A full collection (generation 2) walks every
-tracked object not frozen: 50–120 ms while an index pass loads both cores and a real
+tracked object not frozen: 47–132 ms while an index pass loads both cores and a real
 workspace's panes are filled — a stall a person feels (bench/RESULTS.md §3). CPython starts one
-whenever a young collection finds a quarter more long-lived objects than the last full one left
-(its ``gcmodule.c``): during an index pass, every few seconds, at whatever moment — mid-keystroke,
+whenever a young collection finds a quarter more long-lived objects than the last full one left:
+during an index pass, every few seconds, at whatever moment — mid-keystroke,
 mid-render, beside a search worker that holds Python's lock half the time.
 
 So the app takes full collections over (``IdleCollector``): CPython's automatic ones are put out
@@ -14,6 +14,10 @@ collection only when nobody is using the app — no key, click or scroll for ``I
 worker running — or, so cyclic garbage stays bounded, once a collection has been due for
 ``MAX_WAIT_S`` whatever is happening. Young collections stay CPython's.
 
+Only on CPython 3.11–3.13, whose full collections stop the world. From 3.14 CPython's collector
+is incremental — it scans the old objects a slice at a time and ignores generation 2's threshold
+(Python 3.14's "What's New", gc) — so there the app leaves it as it is.
+
 Before it takes over, the app freezes what start-up and the panes' first fill made
 (``gc.freeze``, tui/app.py), so that no full collection walks those objects at all.
 """
@@ -21,6 +25,7 @@ Before it takes over, the app freezes what start-up and the panes' first fill ma
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from collections.abc import Callable
 
@@ -29,6 +34,7 @@ MAX_WAIT_S = 30.0  # a due collection waits for idleness at most this long
 FULL_AFTER = 10  # young (generation 1) collections between full ones: CPython's default threshold
 GROWTH = 0.25  # CPython's rule: a full collection once long-lived objects grew by a quarter
 OUT_OF_REACH = 1 << 30  # generation 2's threshold while the app decides (never reached)
+TAKES_OVER = sys.implementation.name == "cpython" and sys.version_info < (3, 14)  # see the module docstring
 
 
 class IdleCollector:
@@ -53,7 +59,9 @@ class IdleCollector:
 
     def start(self) -> None:
         """Take full collections over (after a collection of its own, so the rule starts from
-        what is live now)."""
+        what is live now). Nothing where CPython's own collector is incremental (TAKES_OVER)."""
+        if not TAKES_OVER:
+            return
         if self._saved is None:
             self._saved = gc.get_threshold()
             young, middle, _ = self._saved

@@ -11,6 +11,7 @@ import apsw
 import pytest
 from clawmem.engine.workspace.catalog import FileInfo
 from clawmem.tui.app import ClawmemApp
+from clawmem.tui.collector import TAKES_OVER
 from clawmem.tui.messages import FilesChanged, IndexProgress
 from clawmem.tui.panes.memory import MemoryPane
 from clawmem.tui.panes.search import SearchPane
@@ -232,6 +233,7 @@ async def test_what_the_panes_first_fill_made_is_frozen_too(
     assert gc.get_freeze_count() == 0
 
 
+@pytest.mark.skipif(not TAKES_OVER, reason="CPython 3.14+ collects the old objects incrementally")
 async def test_full_collections_run_when_nobody_is_using_the_app(make_app: Callable[..., ClawmemApp]) -> None:
     # A full collection in the middle of a keystroke or beside a search stalled the app 130–160 ms
     # while it indexed (bench/RESULTS.md §3); the app runs them itself at idle moments
