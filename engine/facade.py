@@ -78,6 +78,7 @@ class MemoryEngine:
         # Someone is using this process now (the app calls it on every key and click; every search
         # does): an indexing pass leaves them a core (engine/index/thread_budget.py).
         self.in_use = runtime.foreground.touch
+        self.quiet_for = runtime.foreground.quiet_for  # seconds since then (the app's idle moments)
         # Search and reading.
         self.search = searcher.search
         self.get = files.get

@@ -127,7 +127,6 @@ class ClawmemApp(App[int]):
         self.panes: dict[str, Pane] = {}  # by tab id, once mounted
         self._run: IndexRun | None = None
         self._fill_poll: Timer | None = None  # until the panes' first fill is frozen (_freeze_after_first_fill)
-        self._last_use = 0.0  # monotonic time of the last key, click or scroll (on_event)
         self.collector = IdleCollector(self.nobody_using)  # full collections at idle moments (tui/collector.py)
         self._embed_paused = False  # the user cancelled embedding: file changes only sync text
         self.theme = engine.settings.tui.theme if engine.settings.tui.theme else "textual-dark"
@@ -202,9 +201,9 @@ class ClawmemApp(App[int]):
         self.set_interval(COLLECT_POLL_S, self.collector.tick, name="idle-collection")
 
     def nobody_using(self) -> bool:
-        """No key, click or scroll for ``IDLE_S`` and no pane worker at work: a moment when a full
-        collection's pause stops nobody (tui/collector.py)."""
-        if time.monotonic() - self._last_use < IDLE_S:
+        """No key, click or scroll (nor a search) for ``IDLE_S`` and no pane worker at work: a moment
+        when a full collection's pause stops nobody (tui/collector.py)."""
+        if self.engine.quiet_for() < IDLE_S:
             return False
         return not self._panes_at_work()
 
@@ -226,7 +225,6 @@ class ClawmemApp(App[int]):
         to its thread (engine/index/thread_budget.py) and a full garbage collection waits for a
         pause (tui/collector.py). Mouse moves are not use."""
         if isinstance(event, USE_EVENTS) and not event.is_forwarded:
-            self._last_use = time.monotonic()
             self.engine.in_use()
         await super().on_event(event)
 

@@ -96,10 +96,10 @@ class IdleCollector:
         now = self._clock()
         if self._due_since is None:
             self._due_since = now
-        waited = now - self._due_since >= MAX_WAIT_S
-        if not (waited or self._idle()):
+        idle = self._idle()
+        if not idle and now - self._due_since < MAX_WAIT_S:
             return False
-        self.forced += int(waited and not self._idle())
+        self.forced += int(not idle)
         self._collect()
         return True
 

@@ -80,8 +80,12 @@ class Foreground:
     def touch(self) -> None:
         self._last = self._clock()
 
+    def quiet_for(self) -> float:
+        """Seconds since the last ``touch()`` (infinite before the first)."""
+        return math.inf if self._last is None else self._clock() - self._last
+
     def active(self) -> bool:
-        return self._last is not None and self._clock() - self._last < FOREGROUND_S
+        return self.quiet_for() < FOREGROUND_S
 
 
 class ThreadBudget:
