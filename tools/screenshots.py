@@ -193,7 +193,7 @@ async def main() -> None:
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             await steps(pilot)
-            await settle(pilot, 1.0)
+            await settle(pilot)  # still: a condition, not a time (tui/settle.py)
             app.save_screenshot(filename=f"{name}.svg", path=str(OUT))
         print(f"screenshots/{name}.svg")
     engine.close()
