@@ -24,17 +24,25 @@ time on a core, time runnable but waiting for one): ``on_core_ms`` is the app's 
 watchdog saw the stall to its end, every thread's time on a core is listed too
 (``cores_ms_by_thread``), so the thread that held the app up is named.
 
-``--idle-collection on,off`` runs each setting with the app's full collections at idle moments
-(tui/collector.py, the product) and with CPython's own, alternating. A stall with one of the
-app's idle-time collections in it is told apart (``idle_collection``): nobody was using the app
-then. ``longest_stall_in_use_ms`` and ``stalls_over_100ms_in_use`` are the others.
+``--idle-collection on,walk,off`` runs each setting with the app's full collections at idle
+moments that freeze what they leave and sweep now and then (tui/collector.py, the product), with
+the rule before it (``walk``: idle-time collections that walk every object not frozen at the
+first fill, due on CPython's quarter's growth; commit d296d96) and with CPython's own, in turns.
+A stall with one of the app's idle-time collections in it is told apart (``idle_collection``):
+nobody was using the app then. ``longest_stall_in_use_ms`` and ``stalls_over_100ms_in_use`` are
+the others. At the end of a run the garbage is counted: outside the freeze (``garbage_at_end``)
+and, after an unfreeze, inside it (``frozen_garbage_at_end``: dead cycles that only a sweep, or
+the app's exit, frees).
+
+``--after M`` goes on searching M minutes after the pass has ended, to see the app in the
+steady state that follows (``pass_s`` is still the pass's own time).
 
 ``--workspace DIR`` opens a workspace of your own instead (read only; the searches are the same
 four phrases, whatever they find there). ``--minutes M`` ends each run M minutes in, the pass
 unfinished: a sample of a long pass.
 
 Usage: python bench/app_while_indexing.py [--conversations 1 | --workspace DIR] [--index-threads 1,auto]
-[--gc-freeze on,off] [--idle-collection on,off] [--minutes M] [--out FILE]
+[--gc-freeze on,off] [--idle-collection on,walk,off] [--minutes M] [--after M] [--out FILE]
 """
 
 from __future__ import annotations
@@ -61,6 +69,7 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 from clawmem.engine.config import load_settings  # noqa: E402
 from clawmem.engine.facade import MemoryEngine  # noqa: E402
 from clawmem.tui.app import ClawmemApp  # noqa: E402
+from clawmem.tui.collector import FULL_AFTER, GROWTH, IdleCollector  # noqa: E402
 from clawmem.tui.panes.search import SearchPane  # noqa: E402
 
 from bench.index_throughput import CACHE, workspace_to_index  # noqa: E402  (fixed clock, models dir)
@@ -107,11 +116,46 @@ def thread_times() -> dict[str, float]:
     return times
 
 
+class WalkEverything(IdleCollector):
+    """The idle-time rule before survivors were frozen (tui/collector.py at d296d96), for the side
+    by side: a full collection walks every object not frozen at the first fill, and is due once
+    generation 2 grew by a quarter over what the last one left (CPython's rule)."""
+
+    def __init__(self, idle: Any) -> None:
+        super().__init__(idle)
+        self._left = 0
+        self._checked = (-1, False)
+
+    def due(self) -> bool:
+        young = gc.get_count()[2]
+        if young < FULL_AFTER:
+            return False
+        if young != self._checked[0]:  # counting generation 2 costs ~1 ms: once per young collection
+            grown = len(gc.get_objects(generation=2)) - self._left >= max(self._left, 1) * GROWTH
+            self._checked = (young, grown)
+        return self._checked[1]
+
+    def sweep_due(self) -> bool:
+        return False
+
+    def _collect(self) -> None:
+        gc.collect()
+        self._left = len(gc.get_objects(generation=2))
+        self._checked = (-1, False)
+        self._due_since = None
+        self.collections += 1
+
+
 QUERIES = ["sourdough bread", "the printer is broken", "team lunch on Friday", "sailing boat"]
 
 
 async def one_run(
-    ws: Path, threads: str, freeze: bool = True, until: float | None = None, idle_collection: bool = True
+    ws: Path,
+    threads: str,
+    freeze: bool = True,
+    until: float | None = None,
+    idle_collection: str = "on",
+    after: float = 0.0,
 ) -> dict[str, object]:
     home = CACHE / f"app-home-{threads}"
     if home.exists():
@@ -126,6 +170,8 @@ async def one_run(
     engine = MemoryEngine(load_settings(home=home, workspace=ws))
     engine.load_model()  # as the app's worker does first; not part of the pass
     app = ClawmemApp(engine, watch=False)
+    if idle_collection == "walk":
+        app.collector = WalkEverything(app.nobody_using)
     gaps: list[float] = []
     starts: list[float] = []
     last = [time.perf_counter()]
@@ -135,6 +181,9 @@ async def one_run(
 
     def tick() -> None:
         now = time.perf_counter()
+        if not timing[0]:  # the bench's own census at the end: not the app's stall
+            last[0] = now
+            return
         gaps.append(now - last[0])
         starts.append(last[0])
         cores.append(last_core[0])
@@ -143,10 +192,11 @@ async def one_run(
         last[0] = now
 
     collections: list[float] = []  # seconds of each cyclic collection on the app's thread, timed
-    spans: list[tuple[float, float, int, bool]] = []  # (start, end, generation, at an idle moment) of each
+    spans: list[tuple[float, float, int, bool, bool]] = []  # (start, end, generation, at an idle moment, a sweep)
     began = [0.0]
     timing = [False]  # from the timer's start: start-up's collections are not the pass's
     at_idle = [False]  # the collection now running is the app's own, at a moment nobody used it
+    sweeping = [False]  # … and a sweep of the frozen objects too
 
     def collected(phase: str, _info: dict[str, int]) -> None:
         if timing[0] and threading.current_thread() is threading.main_thread():
@@ -155,19 +205,20 @@ async def one_run(
             else:
                 end = time.perf_counter()
                 collections.append(end - began[0])
-                spans.append((began[0], end, _info.get("generation", -1), at_idle[0]))
+                spans.append((began[0], end, _info.get("generation", -1), at_idle[0], sweeping[0]))
 
     app_collect = app.collector._collect  # tui/collector.py: tagged, to tell its idle collections apart
 
     def tagged_collect() -> None:
         at_idle[0] = app.nobody_using()
+        sweeping[0] = app.collector.sweep_due()
         try:
             app_collect()
         finally:
-            at_idle[0] = False
+            at_idle[0] = sweeping[0] = False
 
     app.collector._collect = tagged_collect  # type: ignore[method-assign]
-    if not idle_collection:
+    if idle_collection == "off":
         app.collector.start = lambda: None  # type: ignore[method-assign]  # this run: CPython's own full collections
 
     seen: dict[float, list[str]] = {}  # a late tick's start -> where the app's thread was then
@@ -181,8 +232,8 @@ async def one_run(
         while not watching.wait(WATCH_S):
             since = last[0]
             if stalled is not None and stalled[0] != since:
-                after = thread_times()
-                used = {k: round((v - stalled[1].get(k, v)) * 1000, 1) for k, v in after.items()}
+                times = thread_times()
+                used = {k: round((v - stalled[1].get(k, v)) * 1000, 1) for k, v in times.items()}
                 busy[stalled[0]] = dict(sorted(((k, v) for k, v in used.items() if v >= 1), key=lambda kv: -kv[1]))
                 stalled = None
             if timing[0] and since not in seen and time.perf_counter() - since > STALL_S:
@@ -209,7 +260,12 @@ async def one_run(
         await pilot.pause(0.5)
         k = 0
         slowest: dict[str, object] = {}  # the slowest search's own timings (engine/search/service.py)
-        while app.indexing and (until is None or time.perf_counter() - start < until):
+        ended: float | None = None  # when the pass ended
+        while until is None or time.perf_counter() - start < until:
+            if ended is None and not app.indexing:
+                ended = time.perf_counter()
+            if ended is not None and time.perf_counter() - ended >= after:
+                break
             pane = app.query_one(SearchPane)
             before = pane.response
             asked = time.perf_counter()
@@ -221,7 +277,7 @@ async def one_run(
                 slowest = {"query": pane.response.query, **pane.response.timings_ms}
             k += 1
             await pilot.pause(2.0)
-        wall = time.perf_counter() - start
+        wall = (ended or time.perf_counter()) - start
         timing[0] = False  # the census below walks every object on the app's thread: not the app's stall
         kinds = Counter(type(o).__qualname__ for o in gc.get_objects(generation=2))
         tracked = {
@@ -229,6 +285,9 @@ async def one_run(
             "by_generation": [len(gc.get_objects(generation=g)) for g in range(3)],
             "generation_2_by_type": dict(kinds.most_common(15)),
         }
+        garbage = gc.collect()  # dead cycles outside the freeze
+        gc.unfreeze()  # (the app does so at unmount anyway)
+        frozen_garbage = gc.collect()  # … and inside it: what only a sweep frees
     watching.set()
     dog.join()
     gc.callbacks.remove(collected)
@@ -238,15 +297,16 @@ async def one_run(
         if gap - 0.01 < STALL_S:
             break
         t1 = t0 + gap
-        inside = [(a, b, g, idle) for a, b, g, idle in spans if b > t0 and a < t1]
-        in_gc = sum(min(b, t1) - max(a, t0) for a, b, _, _ in inside)
-        gens = sorted({g for _, _, g, _ in inside})
+        inside = [(a, b, g, idle, sweep) for a, b, g, idle, sweep in spans if b > t0 and a < t1]
+        in_gc = sum(min(b, t1) - max(a, t0) for a, b, *_ in inside)
+        gens = sorted({g for _, _, g, *_ in inside})
         stalls.append(
             {
                 "ms": round((gap - 0.01) * 1000, 1),
                 "collection_ms": round(in_gc * 1000, 1),
                 "generations": gens,
-                "idle_collection": any(idle for *_, idle in inside),
+                "idle_collection": any(idle for *_, idle, _ in inside),
+                "sweep": any(sweep for *_, sweep in inside),
                 "on_core_ms": round(on_core * 1000, 1),
                 "waiting_for_core_ms": round(waiting * 1000, 1),
                 "off_core_ms": round(max(gap - on_core - waiting, 0.0) * 1000, 1),
@@ -260,12 +320,15 @@ async def one_run(
     engine.close()
     gaps.sort()
     in_use = [s["ms"] for s in stalls if not s["idle_collection"]]
-    idle_full = [(b - a) * 1000 for a, b, g, idle in spans if idle and g == 2]
+    idle_full = [(b - a) * 1000 for a, b, g, idle, sweep in spans if idle and g == 2 and not sweep]
+    sweeps = [(b - a) * 1000 for a, b, g, _, sweep in spans if g == 2 and sweep]
+    swept_at = [a - began_run for a, _, g, _, sweep in spans if g == 2 and sweep]
     return {
         "index_threads": threads,
         "gc_freeze": freeze,
         "idle_collection": idle_collection,
         "pass_s": round(wall, 1),
+        "searching_after_the_pass_s": after,
         "chunks_embedded": f"{embedded}/{total}",
         "ticks": len(gaps),
         "longest_stall_ms": round((gaps[-1] - 0.01) * 1000, 1) if gaps else None,
@@ -277,6 +340,11 @@ async def one_run(
         "idle_collections": len(idle_full),
         "idle_collection_median_ms": round(statistics.median(idle_full), 1) if idle_full else None,
         "idle_collection_longest_ms": round(max(idle_full), 1) if idle_full else None,
+        "sweeps_ms": [round(ms, 1) for ms in sweeps],
+        "sweeps_at_s": [round(at, 1) for at in swept_at],
+        "forced_collections": app.collector.forced,
+        "garbage_at_end": garbage,
+        "frozen_garbage_at_end": frozen_garbage,
         "tracked_objects_at_end": tracked,
         "stalls_over_80ms": stalls,
         "searches": len(searches),
@@ -296,6 +364,9 @@ def main() -> int:
         "--idle-collection", default="on", help="on, off or on,off: the app's full collections at idle moments"
     )
     parser.add_argument("--minutes", type=float, help="stop each run this long after its start (a sample of the pass)")
+    parser.add_argument(
+        "--after", type=float, default=0.0, help="go on searching this many minutes after the pass ends"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "app_while_indexing.json")
     args = parser.parse_args()
     ws = workspace_to_index(args.workspace, args.conversations)
@@ -303,12 +374,15 @@ def main() -> int:
         return 2
     runs = []
     freezes = [part.strip() == "on" for part in args.gc_freeze.split(",")]
-    idles = [part.strip() == "on" for part in args.idle_collection.split(",")]
+    idles = [part.strip() for part in args.idle_collection.split(",")]
+    if not set(idles) <= {"on", "walk", "off"}:
+        print(f"--idle-collection takes on, walk and off, not {args.idle_collection!r}", file=sys.stderr)
+        return 2
     until = None if args.minutes is None else args.minutes * 60
     for threads in args.index_threads.split(","):
         for freeze in freezes:
             for idle in idles:
-                run = asyncio.run(one_run(ws, threads, freeze, until, idle))
+                run = asyncio.run(one_run(ws, threads, freeze, until, idle, args.after * 60))
                 print(json.dumps({k: v for k, v in run.items() if k != "stalls_over_80ms"}), flush=True)
                 runs.append(run)
     args.out.parent.mkdir(parents=True, exist_ok=True)

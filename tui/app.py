@@ -171,6 +171,8 @@ class ClawmemApp(App[int]):
             self.start_indexing()
         if self._watch if self._watch is not None else self.engine.settings.tui.watch:
             self._watcher = self.engine.watch(self._on_disk_change)
+        self.collector.start()
+        self.set_interval(COLLECT_POLL_S, self.collector.tick, name="idle-collection")
         self.call_after_refresh(self._freeze_startup_objects)
 
     def _freeze_startup_objects(self) -> None:
@@ -184,21 +186,19 @@ class ClawmemApp(App[int]):
         another ~90k objects (the tree's nodes, the tables' rows, their rendered strips), which a
         full collection walked too (a 139 ms pause). So the app freezes once more, the first time
         no pane's worker is pending or running (``_freeze_after_first_fill``)."""
-        gc.freeze()
+        self.collector.freeze()
         self._fill_poll = self.set_interval(FILL_POLL_S, self._freeze_after_first_fill, name="first-fill")
 
     def _freeze_after_first_fill(self) -> None:
-        """The second and last freeze: once every pane has shown what its first fill found. Only
-        twice, and never again: whatever is cyclic garbage at that moment stays until unmount, so a
-        freeze at every refresh would keep growing what the app holds."""
+        """The second freeze: once every pane has shown what its first fill found. From then on
+        the collector freezes what each of its full collections leaves, and sweeps the frozen
+        objects for dead cycles once they grew by a quarter (tui/collector.py)."""
         if self._panes_at_work():
             return
         if self._fill_poll is not None:
             self._fill_poll.stop()
             self._fill_poll = None
-        gc.freeze()
-        self.collector.start()
-        self.set_interval(COLLECT_POLL_S, self.collector.tick, name="idle-collection")
+        self.collector.freeze()
 
     def nobody_using(self) -> bool:
         """No key, click or scroll (nor a search) for ``IDLE_S`` and no pane worker at work: a moment

@@ -9,17 +9,28 @@ during an index pass, every few seconds, at whatever moment — mid-keystroke,
 mid-render, beside a search worker that holds Python's lock half the time.
 
 So the app takes full collections over (``IdleCollector``): CPython's automatic ones are put out
-of reach (generation 2's threshold), and the app applies CPython's own rule itself, but runs the
-collection only when nobody is using the app — no key, click or scroll for ``IDLE_S`` and no pane
-worker running — or, so cyclic garbage stays bounded, once a collection has been due for
-``MAX_WAIT_S`` whatever is happening. Young collections stay CPython's.
+of reach (generation 2's threshold) and the app runs them itself, only when nobody is using the
+app — no key, click or scroll for ``IDLE_S`` and no pane worker running — or, so cyclic garbage
+stays bounded, once a collection has been due for ``MAX_WAIT_S`` whatever is happening. Young
+collections stay CPython's.
+
+And what a full collection leaves is frozen (``gc.freeze``), so that the next one walks only the
+objects made since, not every long-lived object again. CPython's quarter's-growth rule is there
+so that full collections do not re-walk the long-lived objects too often (its reasoning is
+quoted in bench/RESULTS.md §3); with them frozen there is nothing to re-walk, so a collection is
+due after CPython's ``FULL_AFTER`` young ones, and takes a few milliseconds instead of 47–132
+(bench/RESULTS.md §3). What freezing gives up: an object frozen while alive and later left in a
+cycle is garbage no collection sees. So the app sweeps — unfreezes everything, collects, freezes
+again — by CPython's own rule one level up: once the frozen objects grew by a quarter over what
+the last sweep left (``GROWTH``). Objects that die by their reference count leave the frozen
+ones as they die, so a workspace whose panes hold about as much as before seldom needs one.
 
 Only on CPython 3.11–3.13, whose full collections stop the world. From 3.14 CPython's collector
 is incremental — it scans the old objects a slice at a time and ignores generation 2's threshold
 (Python 3.14's "What's New", gc) — so there the app leaves it as it is.
 
-Before it takes over, the app freezes what start-up and the panes' first fill made
-(``gc.freeze``, tui/app.py), so that no full collection walks those objects at all.
+The app itself freezes what start-up and the panes' first fill made (``IdleCollector.freeze``,
+tui/app.py): the counts the sweep rule grows from.
 """
 
 from __future__ import annotations
@@ -32,7 +43,7 @@ from collections.abc import Callable
 IDLE_S = 0.5  # no use this long: a person has stopped typing (keys come 0.1–0.3 s apart)
 MAX_WAIT_S = 30.0  # a due collection waits for idleness at most this long
 FULL_AFTER = 10  # young (generation 1) collections between full ones: CPython's default threshold
-GROWTH = 0.25  # CPython's rule: a full collection once long-lived objects grew by a quarter
+GROWTH = 0.25  # CPython's rule, for sweeps: once the frozen objects grew by a quarter
 OUT_OF_REACH = 1 << 30  # generation 2's threshold while the app decides (never reached)
 TAKES_OVER = sys.implementation.name == "cpython" and sys.version_info < (3, 14)  # see the module docstring
 
@@ -47,10 +58,11 @@ class IdleCollector:
         self._idle = idle
         self._clock = clock
         self._saved: tuple[int, int, int] | None = None
-        self._left = 0  # long-lived objects the last full collection left
+        self._swept = 0  # objects frozen when the last sweep (or the start) ended
+        self._frozen = 0  # objects frozen when the last collection ended
         self._due_since: float | None = None
-        self._checked: tuple[int, bool] = (-1, False)  # (young collections counted, due then)
-        self.collections = 0  # full collections this collector ran
+        self.collections = 0  # full collections this collector ran, sweeps included
+        self.sweeps = 0  # … of them that unfroze everything first
         self.forced = 0  # … of them run because one had waited MAX_WAIT_S
 
     @property
@@ -58,32 +70,39 @@ class IdleCollector:
         return self._saved is not None
 
     def start(self) -> None:
-        """Take full collections over (after a collection of its own, so the rule starts from
-        what is live now). Nothing where CPython's own collector is incremental (TAKES_OVER)."""
-        if not TAKES_OVER:
+        """Take full collections over, from the app's mount on: a full collection of start-up's
+        objects left to CPython stopped the app for 410 ms in its first second, while the first
+        pass began (bench/RESULTS.md §3). Nothing where CPython's own collector is incremental
+        (TAKES_OVER)."""
+        if not TAKES_OVER or self._saved is not None:
             return
-        if self._saved is None:
-            self._saved = gc.get_threshold()
-            young, middle, _ = self._saved
-            gc.set_threshold(young, middle, OUT_OF_REACH)
-        self._collect()
+        self._saved = gc.get_threshold()
+        young, middle, _ = self._saved
+        gc.set_threshold(young, middle, OUT_OF_REACH)
+        self._frozen = self._swept = gc.get_freeze_count()
+
+    def freeze(self) -> None:
+        """The app's own freeze of what it holds (start-up, the panes' first fill): frozen without
+        a collection, and the count the sweep rule grows from (on every CPython)."""
+        gc.freeze()
+        if self._saved is not None:
+            self._frozen = self._swept = gc.get_freeze_count()
 
     def stop(self) -> None:
-        """Give full collections back to CPython, with its thresholds as they were."""
+        """Give full collections back to CPython, with its thresholds as they were. What it froze
+        stays frozen until the app unfreezes at unmount."""
         if self._saved is not None:
             gc.set_threshold(*self._saved)
             self._saved = None
 
     def due(self) -> bool:
-        """CPython's own rule for a full collection: enough young collections since the last one,
-        and a quarter more long-lived objects than it left."""
-        young = gc.get_count()[2]
-        if young < FULL_AFTER:
-            return False
-        if young != self._checked[0]:  # counting generation 2 costs ~1 ms: once per young collection
-            grown = len(gc.get_objects(generation=2)) - self._left >= max(self._left, 1) * GROWTH
-            self._checked = (young, grown)
-        return self._checked[1]
+        """CPython's count: ``FULL_AFTER`` young (generation 1) collections since the last full one."""
+        return gc.get_count()[2] >= FULL_AFTER
+
+    def sweep_due(self) -> bool:
+        """The frozen objects grew by a quarter over what the last sweep left: time to look at
+        them all again, for the cycles among them that died."""
+        return self._frozen - self._swept >= max(self._swept, 1) * GROWTH
 
     def tick(self) -> bool:
         """Run a full collection if one is due and nobody is using the app (or it has waited
@@ -104,8 +123,16 @@ class IdleCollector:
         return True
 
     def _collect(self) -> None:
+        """A full collection of what is not frozen — of everything, when a sweep is due — then
+        whatever is left frozen."""
+        sweep = self.sweep_due()
+        if sweep:
+            gc.unfreeze()
         gc.collect()
-        self._left = len(gc.get_objects(generation=2))
-        self._checked = (-1, False)
+        gc.freeze()
+        self._frozen = gc.get_freeze_count()
+        if sweep:
+            self._swept = self._frozen
+            self.sweeps += 1
         self._due_since = None
         self.collections += 1

@@ -1,16 +1,19 @@
-"""The app's full cyclic collections run when nobody is using it (tui/collector.py, issue 41).
+"""The app's full cyclic collections run when nobody is using it, and freeze what they leave
+(tui/collector.py, issue 41).
 
 The real ``gc``: cycles are made, aged into generation 2 by young collections, and left
-unreachable there, where only a full collection frees them. The test owns the clock and the
-"nobody is using the app" signal, nothing else."""
+unreachable there, where only a full collection frees them — or left unreachable inside the
+freeze, where only a sweep does. The test owns the clock and the "nobody is using the app"
+signal, nothing else."""
 
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
-from clawmem.tui.collector import FULL_AFTER, MAX_WAIT_S, OUT_OF_REACH, TAKES_OVER, IdleCollector
+from clawmem.tui.collector import FULL_AFTER, GROWTH, MAX_WAIT_S, OUT_OF_REACH, TAKES_OVER, IdleCollector
 
 from tests.tui.garbage import Node, old_garbage
 
@@ -31,6 +34,13 @@ def thresholds() -> Iterator[tuple[int, int, int]]:
     saved = gc.get_threshold()
     yield saved
     gc.set_threshold(*saved)
+    gc.unfreeze()  # what the collector froze (the app does so at unmount)
+
+
+def age() -> None:
+    """Young collections enough to move what is live into generation 2 and make a full one due."""
+    for _ in range(FULL_AFTER):
+        gc.collect(1)
 
 
 def test_a_due_full_collection_waits_until_nobody_is_using_the_app(thresholds: tuple[int, int, int]) -> None:
@@ -64,17 +74,56 @@ def test_a_collection_due_too_long_runs_even_while_the_app_is_in_use(thresholds:
     collector.stop()
 
 
-def test_no_collection_while_long_lived_objects_have_not_grown_by_a_quarter(thresholds: tuple[int, int, int]) -> None:
+def test_what_a_collection_leaves_is_frozen_so_the_next_walks_only_the_new(thresholds: tuple[int, int, int]) -> None:
     collector = IdleCollector(lambda: True, Clock())
-    held = [Node() for _ in range(40_000)]  # long-lived and kept: the last full collection leaves them
     collector.start()
-    ran = collector.collections
-    for _ in range(FULL_AFTER):
-        gc.collect(1)  # young collections, but next to nothing new survives them
-    assert not collector.due() and not collector.tick()
-    assert collector.collections == ran
+    collector.freeze()  # as the app does after its first refresh
+    frozen = gc.get_freeze_count()  # everything live then: the test process's modules
+    kept = 10_000
+    assert frozen * GROWTH > 2 * kept  # too few new ones to make a sweep due
+    held = [Node() for _ in range(kept)]  # long-lived and kept
+    age()
+    assert sum(isinstance(o, Node) for o in gc.get_objects(generation=2)) >= kept  # walked by the next one
+    assert collector.tick()
+    assert gc.get_freeze_count() >= frozen + kept  # … and then frozen
+    assert not any(isinstance(o, Node) for o in gc.get_objects(generation=2))  # not walked again
+    newer = [Node() for _ in range(1_000)]
+    age()
+    assert sum(isinstance(o, Node) for o in gc.get_objects(generation=2)) == 1_000  # only what is new
+    assert collector.tick() and collector.sweeps == 0
     collector.stop()
-    assert len(held) == 40_000
+    assert len(held) == kept and len(newer) == 1_000
+
+
+def test_a_cycle_that_died_frozen_is_freed_once_the_frozen_objects_grew_by_a_quarter(
+    thresholds: tuple[int, int, int],
+) -> None:
+    collector = IdleCollector(lambda: True, Clock())
+    collector.start()
+    collector.freeze()  # start-up's objects
+    fill = [Node() for _ in range(gc.get_freeze_count())]  # the panes' first fill doubles them
+    collector.freeze()  # … and the app freezes them too: what it holds, not growth to sweep for
+    assert not collector.sweep_due()
+    swept = gc.get_freeze_count()
+    cycles = []
+    for _ in range(1_000):
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+        cycles.append(a)
+    probe = weakref.ref(cycles[0])
+    age()
+    assert collector.tick() and not collector.sweep_due()  # alive, frozen
+    cycles.clear()  # dead now, inside the freeze
+    age()
+    assert collector.tick() and probe() is not None  # an ordinary collection does not see it: the price
+    grown = [Node() for _ in range(int(swept * GROWTH) + 1)]  # the frozen objects grow by a quarter
+    age()
+    assert collector.tick() and collector.sweep_due()
+    age()
+    assert collector.tick() and probe() is None  # the sweep: everything unfrozen, collected, frozen again
+    assert collector.sweeps == 1 and not collector.sweep_due()
+    collector.stop()
+    assert len(grown) > 0 and len(fill) > 0
 
 
 def test_stopped_it_leaves_the_collector_as_cpython_had_it(thresholds: tuple[int, int, int]) -> None:
