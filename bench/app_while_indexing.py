@@ -138,7 +138,7 @@ class WalkEverything(IdleCollector):
     def sweep_due(self) -> bool:
         return False
 
-    def _collect(self) -> None:
+    def _collect(self, sweep: bool) -> None:
         gc.collect()
         self._left = len(gc.get_objects(generation=2))
         self._checked = (-1, False)
@@ -209,11 +209,11 @@ async def one_run(
 
     app_collect = app.collector._collect  # tui/collector.py: tagged, to tell its idle collections apart
 
-    def tagged_collect() -> None:
+    def tagged_collect(sweep: bool) -> None:
         at_idle[0] = app.nobody_using()
-        sweeping[0] = app.collector.sweep_due()
+        sweeping[0] = sweep
         try:
-            app_collect()
+            app_collect(sweep)
         finally:
             at_idle[0] = sweeping[0] = False
 

@@ -119,13 +119,13 @@ class IdleCollector:
         if not idle and now - self._due_since < MAX_WAIT_S:
             return False
         self.forced += int(not idle)
-        self._collect()
+        self._collect(sweep=idle and self.sweep_due())
         return True
 
-    def _collect(self) -> None:
-        """A full collection of what is not frozen — of everything, when a sweep is due — then
-        whatever is left frozen."""
-        sweep = self.sweep_due()
+    def _collect(self, sweep: bool) -> None:
+        """A full collection of what is not frozen — of everything, for a sweep — then whatever
+        is left frozen. A forced collection never sweeps: the person is there, and a sweep
+        (173–274 ms, bench/RESULTS.md §3) can wait for them to pause."""
         if sweep:
             gc.unfreeze()
         gc.collect()

@@ -98,7 +98,8 @@ def test_what_a_collection_leaves_is_frozen_so_the_next_walks_only_the_new(thres
 def test_a_cycle_that_died_frozen_is_freed_once_the_frozen_objects_grew_by_a_quarter(
     thresholds: tuple[int, int, int],
 ) -> None:
-    collector = IdleCollector(lambda: True, Clock())
+    idle, clock = [True], Clock()
+    collector = IdleCollector(lambda: idle[0], clock)
     collector.start()
     collector.freeze()  # start-up's objects
     fill = [Node() for _ in range(gc.get_freeze_count())]  # the panes' first fill doubles them
@@ -119,6 +120,13 @@ def test_a_cycle_that_died_frozen_is_freed_once_the_frozen_objects_grew_by_a_qua
     grown = [Node() for _ in range(int(swept * GROWTH) + 1)]  # the frozen objects grow by a quarter
     age()
     assert collector.tick() and collector.sweep_due()
+    idle[0] = False
+    age()
+    assert not collector.tick()  # due, but the person is there
+    clock.now += MAX_WAIT_S
+    assert collector.tick() and collector.forced == 1  # due too long: forced while in use …
+    assert probe() is not None and collector.sweeps == 0  # … but a sweep waits for a pause
+    idle[0] = True
     age()
     assert collector.tick() and probe() is None  # the sweep: everything unfrozen, collected, frozen again
     assert collector.sweeps == 1 and not collector.sweep_due()
