@@ -125,7 +125,7 @@ class IdleCollector:
     def _collect(self, sweep: bool) -> None:
         """A full collection of what is not frozen — of everything, for a sweep — then whatever
         is left frozen. A forced collection never sweeps: the person is there, and a sweep
-        (173–274 ms, bench/RESULTS.md §3) can wait for them to pause."""
+        (158–274 ms, bench/RESULTS.md §3) can wait for them to pause."""
         if sweep:
             gc.unfreeze()
         gc.collect()
