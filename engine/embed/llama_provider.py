@@ -4,8 +4,11 @@ Why it looks the way it does:
 
 * **One model per process.** Loading multilingual-e5-small costs ~1.5 s and ~500 MB RSS, so
   providers share a loaded model per (resolved path, thread count) through a registry.
-* **One call at a time per model.** llama.cpp contexts are not thread-safe; every call into a
-  loaded model holds that model's lock.
+* **One decode at a time per context, two contexts.** llama.cpp contexts are not thread-safe;
+  a decode holds its context's lock. A search's query has a context of its own beside the
+  indexing pass's (one sequence: 3 MB, where the pass's packed one is 247 MB), so it never
+  waits for the pass's decode: in the app on a real workspace while it indexed, a search's
+  median went from 182-214 ms to 135-140 ms (bench/RESULTS.md §3).
 * **Silence.** This runs inside a full-screen TUI that draws on the terminal through fd 2, so
   llama.cpp must never write to stderr. We install a no-op llama.cpp log callback and, while
   loading, disable llama-cpp-python's ``suppress_stdout_stderr``: with ``verbose=False`` it
@@ -136,48 +139,45 @@ def _quiet_load(llama_cpp: Any) -> Iterator[None]:
 
 
 @dataclass
-class _LoadedModel:
-    """A loaded GGUF plus what we need to drive it; shared by providers, used under ``lock``."""
+class _Context:
+    """One llama.cpp context over the loaded model, with its batch and its lock: a decode holds
+    the lock. The passages' packs several short windows into one decode (``max_sequences``); the
+    queries' holds one sequence, so it costs 3 MB where the passages' costs 247, and a search
+    never waits behind an indexing pass's decode."""
 
-    path: Path
-    identity: tuple[int, int]  # (size, mtime_ns) when loaded
-    llm: Any
     llama_cpp: Any
+    ctx: Any
+    batch: Any
     dims: int
-    pooling: str
-    general_name: str
-    head: tuple[int, ...]  # special tokens the model puts before the content
-    tail: tuple[int, ...]  # ... and after it
-    window: int  # content tokens per window
+    name: str  # the model file's name, for errors
     max_sequences: int = 1  # sequences one decode may hold (the context's n_seq_max)
     threads: int = 0  # what the context runs with now (see use_threads)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    batch: Any = None
-    _sha256: str | None = None
 
-    def sha256(self) -> str:
-        """SHA-256 of the model file (sidecar-trusted when available), computed once."""
-        if self._sha256 is None:
-            self._sha256 = read_sidecar_sha256(self.path) or file_sha256(self.path)
-        return self._sha256
-
-    def tokenize(self, text: str) -> list[int]:
-        """Content tokens of ``text`` (no specials). Caller holds ``lock``."""
-        return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+    def free(self) -> None:
+        """Free this context (only one ``llm`` does not own: the queries'), once."""
+        if self.ctx:
+            self.llama_cpp.llama_free(self.ctx)
+            self.ctx = None
 
     def use_threads(self, n_threads: int) -> None:
-        """Run the next decodes on ``n_threads`` (cheap; the search path and an indexing pass
-        may each ask for their own). Caller holds ``lock``."""
+        """Run the next decodes on ``n_threads`` (cheap; an indexing pass sizes it per call).
+        Caller holds ``lock``."""
         if n_threads != self.threads:
-            self.llama_cpp.llama_set_n_threads(self.llm.ctx, n_threads, n_threads)
+            self.llama_cpp.llama_set_n_threads(self.ctx, n_threads, n_threads)
             self.threads = n_threads
+
+    def decode(self) -> int:
+        """Run the model over the batch as filled; llama.cpp's status (0: done). Caller holds
+        ``lock``."""
+        return int(self.llama_cpp.llama_decode(self.ctx, self.batch))
 
     def pooled_many(self, sequences: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """Pooled (unnormalised) vectors of several token sequences in one decode, each its own
         sequence id (non-causal attention never crosses sequences). Their tokens together must
         fit the context, and there may be at most ``max_sequences``. Caller holds ``lock``."""
         lib = self.llama_cpp
-        ctx = self.llm.ctx
+        ctx = self.ctx
         batch = self.batch
         n = 0
         for seq, tokens in enumerate(sequences):
@@ -192,16 +192,56 @@ class _LoadedModel:
         memory = lib.llama_get_memory(ctx)
         if memory:
             lib.llama_memory_clear(memory, True)
-        status = lib.llama_decode(ctx, batch)
+        status = self.decode()
         if status != 0:
-            raise ModelError(f"llama.cpp failed to embed a text ({self.path.name}, code {status})")
+            raise ModelError(f"llama.cpp failed to embed a text ({self.name}, code {status})")
         out: list[np.ndarray] = []
         for seq in range(len(sequences)):
             pointer = lib.llama_get_embeddings_seq(ctx, seq)
             if not pointer:
-                raise ModelError(f"{self.path.name} returned no pooled embedding")
+                raise ModelError(f"{self.name} returned no pooled embedding")
             out.append(np.ctypeslib.as_array(pointer, shape=(self.dims,)).astype(np.float64))
         return out
+
+
+@dataclass
+class _LoadedModel:
+    """A loaded GGUF plus what we need to drive it; shared by providers. Its two contexts are
+    ``passages`` (the indexing pass's, ``llm``'s own) and ``queries`` (a search's)."""
+
+    path: Path
+    identity: tuple[int, int]  # (size, mtime_ns) when loaded
+    llm: Any
+    llama_cpp: Any
+    dims: int
+    pooling: str
+    general_name: str
+    head: tuple[int, ...]  # special tokens the model puts before the content
+    tail: tuple[int, ...]  # ... and after it
+    window: int  # content tokens per window
+    passages: _Context
+    queries: _Context
+    # Tokenizing reads only the model's vocabulary, never a context: it has a lock of its own,
+    # so a search tokenizes its query while the pass decodes.
+    token_lock: threading.Lock = field(default_factory=threading.Lock)
+    _sha256: str | None = None
+
+    def sha256(self) -> str:
+        """SHA-256 of the model file (sidecar-trusted when available), computed once."""
+        if self._sha256 is None:
+            self._sha256 = read_sidecar_sha256(self.path) or file_sha256(self.path)
+        return self._sha256
+
+    def tokenize(self, text: str) -> list[int]:
+        """Content tokens of ``text`` (no specials)."""
+        with self.token_lock:
+            return list(self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def close(self) -> None:
+        """Free both contexts and the model. Takes each context's lock: no decode is running."""
+        with self.passages.lock, self.queries.lock:
+            self.queries.free()
+            self.llm.close()
 
 
 _REGISTRY: dict[tuple[str, int], _LoadedModel] = {}
@@ -214,8 +254,8 @@ def _close_all() -> None:
     runs after its module globals are gone and prints a TypeError on exit otherwise."""
     with _REGISTRY_LOCK:
         for loaded in _REGISTRY.values():
-            with contextlib.suppress(Exception), loaded.lock:
-                loaded.llm.close()
+            with contextlib.suppress(Exception):
+                loaded.close()
         _REGISTRY.clear()
 
 
@@ -296,7 +336,25 @@ def _load(path: Path, identity: tuple[int, int], n_threads: int) -> _LoadedModel
         llm.close()
         raise ModelError(f"{path} has too small a context ({n_ctx} tokens)")
 
-    batch = llama_cpp.llama_batch_init(n_ctx, 0, 1)  # one sequence id per token: enough to pack
+    name = path.name
+    passages = _Context(
+        llama_cpp,
+        llm.ctx,
+        llama_cpp.llama_batch_init(n_ctx, 0, 1),  # one sequence id per token: enough to pack
+        int(llm.n_embd()),
+        name,
+        max_sequences=max(1, int(getattr(llm.context_params, "n_seq_max", 1))),
+        threads=n_threads,
+    )
+    query_params = type(llm.context_params).from_buffer_copy(llm.context_params)
+    query_params.n_seq_max = 1
+    query_ctx = llama_cpp.llama_init_from_model(llm.model, query_params)
+    if not query_ctx:
+        llm.close()
+        raise ModelError(f"cannot make a context for queries with {path}")
+    queries = _Context(
+        llama_cpp, query_ctx, llama_cpp.llama_batch_init(n_ctx, 0, 1), int(llm.n_embd()), name, threads=n_threads
+    )
     general_name = str(llm.metadata.get("general.name", "")) if llm.metadata else ""
     loaded = _LoadedModel(
         path=path,
@@ -309,19 +367,26 @@ def _load(path: Path, identity: tuple[int, int], n_threads: int) -> _LoadedModel
         head=head,
         tail=tail,
         window=window,
-        max_sequences=max(1, int(getattr(llm.context_params, "n_seq_max", 1))),
-        threads=n_threads,
-        batch=batch,
+        passages=passages,
+        queries=queries,
     )
-    _finalize_batch(loaded)
+    _finalize(loaded)
     return loaded
 
 
-def _finalize_batch(loaded: _LoadedModel) -> None:
-    """Free the llama_batch when the loaded model is garbage-collected."""
+def _finalize(loaded: _LoadedModel) -> None:
+    """Free the batches, and the queries' context, when the loaded model is garbage-collected
+    (a model file replaced while clawmem runs); ``llm`` frees its own context and the model."""
     import weakref
 
-    weakref.finalize(loaded, loaded.llama_cpp.llama_batch_free, loaded.batch)
+    weakref.finalize(loaded, _free, loaded.queries, (loaded.passages.batch, loaded.queries.batch))
+
+
+def _free(queries: _Context, batches: tuple[Any, ...]) -> None:
+    for batch in batches:
+        queries.llama_cpp.llama_batch_free(batch)
+    with queries.lock:
+        queries.free()
 
 
 # --------------------------------------------------------------------------- the provider
@@ -446,8 +511,9 @@ class LlamaEmbeddingProvider:
         }
 
     def embed_query(self, text: str) -> Vector:
-        """Embed a search query (query prefix), on the provider's own thread count."""
-        return self._embed(self._query_prefix, [text], self.n_threads)[0]
+        """Embed a search query (query prefix), on the provider's own thread count, in the
+        queries' own context: it never waits for an indexing pass's decode."""
+        return self._embed(self._query_prefix, [text], self.n_threads, queries=True)[0]
 
     def embed_passages(self, texts: Sequence[str], *, threads: int | None = None) -> list[Vector]:
         """Embed stored texts (passage prefix), one vector each, in order; ``threads`` overrides
@@ -458,24 +524,22 @@ class LlamaEmbeddingProvider:
 
     def tokenize(self, text: str) -> list[int]:
         """The model's token ids for ``text`` exactly as given: no prefix, no specials."""
-        loaded = self._model()
-        with loaded.lock:
-            return loaded.tokenize(text)
+        return self._model().tokenize(text)
 
     def count_tokens(self, text: str, *, query: bool = False) -> int:
         """Tokens the model sees for ``text`` with its prefix, specials of one window included."""
         prefix = self._query_prefix if query else self._passage_prefix
         loaded = self._model()
-        with loaded.lock:
-            n = len(loaded.tokenize(prefix + text.strip()))
+        n = len(loaded.tokenize(prefix + text.strip()))
         return n + len(loaded.head) + len(loaded.tail)
 
-    def _embed(self, prefix: str, texts: Sequence[str], threads: int) -> list[Vector]:
+    def _embed(self, prefix: str, texts: Sequence[str], threads: int, *, queries: bool = False) -> list[Vector]:
         """Window each text (the prefix in its first window only), decode the windows, and
         combine a text's windows weighted by their content tokens. Short windows go to the model
         several to a decode, up to PACK_TOKENS tokens (a decode's fixed cost is most of a short
-        line's on two threads, bench/RESULTS.md §3); a full window goes alone. The model's lock
-        is held per decode, not for the whole list, so a search waits for one decode at most."""
+        line's on two threads, bench/RESULTS.md §3); a full window goes alone. A context's lock
+        is held per decode, not for the whole list: a pass beside another (the app's and a
+        `clawmem index`'s in one process) waits for one decode at most."""
         stripped = [text.strip() for text in texts]
         if not all(stripped):
             raise ValueError("cannot embed empty text")
@@ -483,12 +547,12 @@ class LlamaEmbeddingProvider:
         # (text index, content tokens) of every window, in order
         windows: list[tuple[int, list[int]]] = []
         for index, text in enumerate(stripped):
-            with loaded.lock:
-                content = loaded.tokenize(prefix + text)
+            content = loaded.tokenize(prefix + text)
             if not content:
                 raise ValueError("text has no tokens to embed")
             windows.extend((index, content[s : s + loaded.window]) for s in range(0, len(content), loaded.window))
         specials = len(loaded.head) + len(loaded.tail)
+        context = loaded.queries if queries else loaded.passages
         totals = [np.zeros(self.dims, dtype=np.float64) for _ in stripped]
         weights = [0] * len(stripped)
         start = 0
@@ -496,15 +560,15 @@ class LlamaEmbeddingProvider:
             end, size = start + 1, len(windows[start][1]) + specials
             while (
                 end < len(windows)
-                and end - start < loaded.max_sequences
+                and end - start < context.max_sequences
                 and size + len(windows[end][1]) + specials <= max(PACK_TOKENS, size)
             ):
                 size += len(windows[end][1]) + specials
                 end += 1
             group = windows[start:end]
-            with loaded.lock:
-                loaded.use_threads(threads)
-                pooled = loaded.pooled_many([[*loaded.head, *part, *loaded.tail] for _, part in group])
+            with context.lock:
+                context.use_threads(threads)
+                pooled = context.pooled_many([[*loaded.head, *part, *loaded.tail] for _, part in group])
             for (index, part), vector in zip(group, pooled, strict=True):
                 totals[index] += len(part) * vector
                 weights[index] += len(part)
