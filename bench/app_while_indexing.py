@@ -40,6 +40,9 @@ on a thread of the lowest priority (``NicedLane``: measured, not kept), and with
 pass's context, behind its lock (the code before), in turns.
 ``app_waited_for_a_core_s`` is the app's thread runnable with no free core, over the whole run.
 
+``--blas-threads 1,all`` runs each setting with numpy's BLAS on one thread (engine/blas_threads.py,
+the product) and on every core (as before), in turns.
+
 ``--after M`` goes on searching M minutes after the pass has ended, to see the app in the
 steady state that follows (``pass_s`` is still the pass's own time).
 
@@ -48,7 +51,7 @@ four phrases, whatever they find there). ``--minutes M`` ends each run M minutes
 unfinished: a sample of a long pass.
 
 Usage: python bench/app_while_indexing.py [--conversations 1 | --workspace DIR] [--index-threads 1,auto]
-[--gc-freeze on,off] [--idle-collection on,walk,off] [--model-calls normal,background,before] [--minutes M] [--after M] [--out FILE]
+[--gc-freeze on,off] [--idle-collection on,walk,off] [--model-calls normal,background,before] [--blas-threads 1,all] [--minutes M] [--after M] [--out FILE]
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ from clawmem.engine.facade import MemoryEngine  # noqa: E402
 from clawmem.tui.app import ClawmemApp  # noqa: E402
 from clawmem.tui.collector import FULL_AFTER, GROWTH, IdleCollector  # noqa: E402
 from clawmem.tui.panes.search import SearchPane  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from bench.index_throughput import CACHE, workspace_to_index  # noqa: E402  (fixed clock, models dir)
 
@@ -192,6 +196,7 @@ async def one_run(
     idle_collection: str = "on",
     after: float = 0.0,
     model_calls: str = "normal",
+    blas: str = "1",
 ) -> dict[str, object]:
     home = CACHE / f"app-home-{threads}"
     if home.exists():
@@ -206,6 +211,8 @@ async def one_run(
     engine = MemoryEngine(load_settings(home=home, workspace=ws))
     engine.load_model()  # as the app's worker does first; not part of the pass
     app = ClawmemApp(engine, watch=False)
+    if blas != "1":  # numpy's BLAS on every core for this run, as before engine/blas_threads.py
+        threadpool_limits(limits=os.cpu_count(), user_api="blas")
     loaded = engine.provider_choice().provider._model()  # type: ignore[union-attr]
     own_queries = loaded.queries
     if model_calls == "background":  # the pass's decodes on a thread of the lowest priority
@@ -363,6 +370,7 @@ async def one_run(
     engine.close()
     loaded.queries = own_queries  # the loaded model is the process's: the next run starts as the product
     loaded.passages.__dict__.pop("decode", None)
+    threadpool_limits(limits=1, user_api="blas")  # the product's
     gaps.sort()
     in_use = [s["ms"] for s in stalls if not s["idle_collection"]]
     idle_full = [(b - a) * 1000 for a, b, g, idle, sweep in spans if idle and g == 2 and not sweep]
@@ -373,6 +381,7 @@ async def one_run(
         "gc_freeze": freeze,
         "idle_collection": idle_collection,
         "model_calls": model_calls,
+        "blas_threads": blas,
         "pass_s": round(wall, 1),
         "searching_after_the_pass_s": after,
         "chunks_embedded": f"{embedded}/{total}",
@@ -418,6 +427,9 @@ def main() -> int:
         "product); also the pass's decodes at the lowest priority; the query in the pass's context "
         "(the code before)",
     )
+    parser.add_argument(
+        "--blas-threads", default="1", help="1, all or 1,all in turns: numpy's BLAS threads (the product: 1)"
+    )
     parser.add_argument("--minutes", type=float, help="stop each run this long after its start (a sample of the pass)")
     parser.add_argument(
         "--after", type=float, default=0.0, help="go on searching this many minutes after the pass ends"
@@ -437,14 +449,19 @@ def main() -> int:
     if not set(calls) <= {"normal", "background", "before"}:
         print(f"--model-calls takes normal, background and before, not {args.model_calls!r}", file=sys.stderr)
         return 2
+    blases = [part.strip() for part in args.blas_threads.split(",")]
+    if not set(blases) <= {"1", "all"}:
+        print(f"--blas-threads takes 1 and all, not {args.blas_threads!r}", file=sys.stderr)
+        return 2
     until = None if args.minutes is None else args.minutes * 60
     for threads in args.index_threads.split(","):
         for freeze in freezes:
             for idle in idles:
                 for call in calls:
-                    run = asyncio.run(one_run(ws, threads, freeze, until, idle, args.after * 60, call))
-                    print(json.dumps({k: v for k, v in run.items() if k != "stalls_over_80ms"}), flush=True)
-                    runs.append(run)
+                    for blas in blases:
+                        run = asyncio.run(one_run(ws, threads, freeze, until, idle, args.after * 60, call, blas))
+                        print(json.dumps({k: v for k, v in run.items() if k != "stalls_over_80ms"}), flush=True)
+                        runs.append(run)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     where = {"workspace": str(args.workspace)} if args.workspace is not None else {"conversations": args.conversations}
     args.out.write_text(json.dumps({**where, "runs": runs}, indent=2) + "\n", "utf-8")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from clawmem.engine.blas_threads import one_blas_thread
 from clawmem.engine.config import Clock, Settings
 from clawmem.engine.context.service import ContextService
 from clawmem.engine.curation.service import CurationService
@@ -48,6 +49,7 @@ class MemoryEngine:
         openclaw: OpenClawHome | None = None,
     ) -> None:
         self.openclaw = openclaw
+        one_blas_thread()  # numpy's BLAS workers spin on a core after each call (engine/blas_threads.py)
         self.runtime = runtime = Runtime(settings)
         self.index = index = IndexService(runtime, provider=provider, openclaw=openclaw)
         self.searcher = searcher = SearchService(runtime, index)
