@@ -10,8 +10,9 @@ from collections.abc import Callable
 from clawmem.tui.app import ClawmemApp
 from clawmem.tui.modals.reason import ReasonModal
 from clawmem.tui.panes.dreams import DreamsPane
+from clawmem.tui.widgets.markdown_view import MarkdownView
 from rich.console import Console
-from textual.widgets import Input, Markdown, Static
+from textual.widgets import Input, Static
 
 from tests.tui.states import FACT, FACT_PATH, SHORT_PATH
 from tests.tui.waits import settle, wait_for
@@ -49,7 +50,7 @@ async def test_run_approve_and_revert_round_trip(dream_app: Callable[..., Clawme
         pending = next(p for p in dreams.data.proposals if p.status == "pending")  # type: ignore[union-attr]
         assert dreams.proposal_id == pending.id and dreams.operation_key == pending.operations[0].candidate_key
         assert "proposal" in shown(app, "#dreams-status")
-        diary = app.query_one("#dreams-diary-md", Markdown)
+        diary = app.query_one("#dreams-diary-md", MarkdownView)
         assert "Dream Diary" in diary.source and "openclaw:dreaming" not in diary.source
 
         await pilot.press("a")

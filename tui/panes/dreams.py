@@ -48,7 +48,7 @@ from clawmem.tui.render.dreams import (
     when,
 )
 from clawmem.tui.widgets.fit_table import FitTable
-from clawmem.tui.widgets.steady_markdown import SteadyMarkdown
+from clawmem.tui.widgets.markdown_view import MarkdownView
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -206,7 +206,7 @@ class DreamsPane(Pane):
                 with DreamsScroll(id="dreams-explain-scroll", classes="dreams-detail"):
                     yield Static("", id="dreams-explain")
             with TabPane("DREAMS.md (d)", id="dreams-diary"), DreamsScroll(id="dreams-diary-scroll"):
-                yield SteadyMarkdown("", id="dreams-diary-md")
+                yield MarkdownView(id="dreams-diary-md")
             if self.engine.openclaw is not None:
                 with TabPane("◆ OpenClaw tonight (o)", id="dreams-openclaw"), Vertical():
                     yield Static("", id="dreams-openclaw-heading")
@@ -285,7 +285,7 @@ class DreamsPane(Pane):
             diary = f"# {data.dreams_name}\n\n*No dream diary yet: press `r` to run a Dreaming cycle.*"
         else:
             diary = diary_markdown(data.dreams_text)
-        self.query_one("#dreams-diary-md", SteadyMarkdown).show(diary)
+        self.query_one("#dreams-diary-md", MarkdownView).show(diary)
         self._update_status()
         self.refresh_bindings()
 

@@ -17,14 +17,14 @@ from clawmem.tui.modals.proposals import ProposalsModal
 from clawmem.tui.modals.reason import ReasonModal
 from clawmem.tui.modals.supersede import SupersedeModal
 from clawmem.tui.panes.pane import Pane
+from clawmem.tui.widgets.markdown_view import MarkdownView
 from clawmem.tui.widgets.measured_table import MeasuredTable
-from clawmem.tui.widgets.steady_markdown import SteadyMarkdown
 from clawmem.tui.widgets.table_sync import sync_rows
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import ContentSwitcher, DataTable, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
@@ -185,7 +185,8 @@ class MemoryPane(Pane):
             with Vertical(id="memory-right"):
                 yield Static("Select a file", id="memory-file-header")
                 with ContentSwitcher(initial="memory-rendered", id="memory-view"):
-                    yield SteadyMarkdown("", id="memory-rendered")
+                    with VerticalScroll(id="memory-rendered"):
+                        yield MarkdownView(id="memory-markdown")
                     yield TextArea(
                         "", id="memory-source", read_only=True, show_line_numbers=True, soft_wrap=True, language=None
                     )
@@ -346,7 +347,7 @@ class MemoryPane(Pane):
                 last = source.document.line_count - 1
                 source.move_cursor((min(cursor[0], last), 0))
                 source.scroll_to(scroll.x, scroll.y, animate=False)
-        rendered = self.query_one("#memory-rendered", SteadyMarkdown)
+        rendered = self.query_one("#memory-markdown", MarkdownView)
         if len(snap.text) <= RENDER_LIMIT and snap.text.count("\n") <= RENDER_MAX_LINES:
             rendered.show(decorate_markdown(snap.text, entries))
         else:
