@@ -43,6 +43,10 @@ pass's context, behind its lock (the code before), in turns.
 ``--blas-threads 1,all`` runs each setting with numpy's BLAS on one thread (engine/blas_threads.py,
 the product) and on every core (as before), in turns.
 
+``--sweep-quiet 5,0.5`` runs each setting with the app's sweeps waiting for that many seconds
+without use (tui/collector.py ``SWEEP_QUIET_S``: the product's 5; 0.5 is the rule before it, a
+sweep at any idle moment), in turns.
+
 ``--after M`` goes on searching M minutes after the pass has ended, to see the app in the
 steady state that follows (``pass_s`` is still the pass's own time).
 
@@ -51,7 +55,8 @@ four phrases, whatever they find there). ``--minutes M`` ends each run M minutes
 unfinished: a sample of a long pass.
 
 Usage: python bench/app_while_indexing.py [--conversations 1 | --workspace DIR] [--index-threads 1,auto]
-[--gc-freeze on,off] [--idle-collection on,walk,off] [--model-calls normal,background,before] [--blas-threads 1,all] [--minutes M] [--after M] [--out FILE]
+[--gc-freeze on,off] [--idle-collection on,walk,off] [--model-calls normal,background,before] [--blas-threads 1,all]
+[--sweep-quiet 5,0.5] [--minutes M] [--after M] [--out FILE]
 """
 
 from __future__ import annotations
@@ -78,6 +83,7 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
 from clawmem.engine.config import load_settings  # noqa: E402
 from clawmem.engine.facade import MemoryEngine  # noqa: E402
+from clawmem.tui import collector as collector_module  # noqa: E402
 from clawmem.tui.app import ClawmemApp  # noqa: E402
 from clawmem.tui.collector import FULL_AFTER, GROWTH, IdleCollector  # noqa: E402
 from clawmem.tui.panes.search import SearchPane  # noqa: E402
@@ -160,8 +166,8 @@ class WalkEverything(IdleCollector):
     by side: a full collection walks every object not frozen at the first fill, and is due once
     generation 2 grew by a quarter over what the last one left (CPython's rule)."""
 
-    def __init__(self, idle: Any) -> None:
-        super().__init__(idle)
+    def __init__(self, quiet: Any) -> None:
+        super().__init__(quiet)
         self._left = 0
         self._checked = (-1, False)
 
@@ -197,6 +203,7 @@ async def one_run(
     after: float = 0.0,
     model_calls: str = "normal",
     blas: str = "1",
+    sweep_quiet: float = collector_module.SWEEP_QUIET_S,
 ) -> dict[str, object]:
     home = CACHE / f"app-home-{threads}"
     if home.exists():
@@ -211,6 +218,8 @@ async def one_run(
     engine = MemoryEngine(load_settings(home=home, workspace=ws))
     engine.load_model()  # as the app's worker does first; not part of the pass
     app = ClawmemApp(engine, watch=False)
+    product_sweep_quiet = collector_module.SWEEP_QUIET_S
+    collector_module.SWEEP_QUIET_S = sweep_quiet  # this run's wait before a sweep (put back at its end)
     if blas != "1":  # numpy's BLAS on every core for this run, as before engine/blas_threads.py
         threadpool_limits(limits=os.cpu_count(), user_api="blas")
     loaded = engine.provider_choice().provider._model()  # type: ignore[union-attr]
@@ -221,7 +230,7 @@ async def one_run(
     if model_calls == "before":  # a search's query decoded in the pass's context, behind its lock
         loaded.queries = loaded.passages
     if idle_collection == "walk":
-        app.collector = WalkEverything(app.nobody_using)
+        app.collector = WalkEverything(app.quiet_for)
     gaps: list[float] = []
     starts: list[float] = []
     last = [time.perf_counter()]
@@ -342,6 +351,7 @@ async def one_run(
     dog.join()
     gc.callbacks.remove(collected)
     gc.freeze = real_freeze
+    collector_module.SWEEP_QUIET_S = product_sweep_quiet
     stalls: list[dict[str, Any]] = []
     for gap, t0, (on_core, waiting) in sorted(zip(gaps, starts, cores), reverse=True):
         if gap - 0.01 < STALL_S:
@@ -382,6 +392,7 @@ async def one_run(
         "idle_collection": idle_collection,
         "model_calls": model_calls,
         "blas_threads": blas,
+        "sweep_quiet_s": sweep_quiet,
         "pass_s": round(wall, 1),
         "searching_after_the_pass_s": after,
         "chunks_embedded": f"{embedded}/{total}",
@@ -430,6 +441,11 @@ def main() -> int:
     parser.add_argument(
         "--blas-threads", default="1", help="1, all or 1,all in turns: numpy's BLAS threads (the product: 1)"
     )
+    parser.add_argument(
+        "--sweep-quiet",
+        default=str(collector_module.SWEEP_QUIET_S),
+        help="seconds without use before a sweep, in turns (the product: 5; before: 0.5)",
+    )
     parser.add_argument("--minutes", type=float, help="stop each run this long after its start (a sample of the pass)")
     parser.add_argument(
         "--after", type=float, default=0.0, help="go on searching this many minutes after the pass ends"
@@ -453,15 +469,23 @@ def main() -> int:
     if not set(blases) <= {"1", "all"}:
         print(f"--blas-threads takes 1 and all, not {args.blas_threads!r}", file=sys.stderr)
         return 2
+    try:
+        quiets = [float(part) for part in args.sweep_quiet.split(",")]
+    except ValueError:
+        print(f"--sweep-quiet takes seconds, not {args.sweep_quiet!r}", file=sys.stderr)
+        return 2
     until = None if args.minutes is None else args.minutes * 60
     for threads in args.index_threads.split(","):
         for freeze in freezes:
             for idle in idles:
                 for call in calls:
                     for blas in blases:
-                        run = asyncio.run(one_run(ws, threads, freeze, until, idle, args.after * 60, call, blas))
-                        print(json.dumps({k: v for k, v in run.items() if k != "stalls_over_80ms"}), flush=True)
-                        runs.append(run)
+                        for quiet in quiets:
+                            run = asyncio.run(
+                                one_run(ws, threads, freeze, until, idle, args.after * 60, call, blas, quiet)
+                            )
+                            print(json.dumps({k: v for k, v in run.items() if k != "stalls_over_80ms"}), flush=True)
+                            runs.append(run)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     where = {"workspace": str(args.workspace)} if args.workspace is not None else {"conversations": args.conversations}
     args.out.write_text(json.dumps({**where, "runs": runs}, indent=2) + "\n", "utf-8")

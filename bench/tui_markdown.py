@@ -18,7 +18,11 @@ collects and freezes what it holds, as the app's collector does at idle moments
 (tui/collector.py), so neither renderer's work or garbage spills into the other's window. The app is headless (``run_test``) at the
 width the Memory pane gives its view at 160 columns. Written to bench/results/tui_markdown.json.
 
-Usage: python bench/tui_markdown.py [--workspace DIR] [--files N]
+``--over-limit`` measures the files the pane shows as source instead (more than ``RENDER_LIMIT``
+characters or ``RENDER_MAX_LINES`` lines), to see where a limit belongs. Per file, the sizes and
+both stalls are listed too (``by_file``).
+
+Usage: python bench/tui_markdown.py [--workspace DIR] [--files N] [--over-limit] [--out FILE]
 """
 
 from __future__ import annotations
@@ -73,12 +77,13 @@ class Both(App[None]):
         self.push_screen("textual")
 
 
-def eligible(ws: Path) -> list[Path]:
-    """The workspace's Markdown files the Memory pane would render rather than show as source."""
+def eligible(ws: Path, over: bool = False) -> list[Path]:
+    """The workspace's Markdown files the Memory pane would render rather than show as source
+    (``over``: those it shows as source, too long to render)."""
     out = []
     for path in sorted(ws.rglob("*.md")):
         text = path.read_text(encoding="utf-8", errors="replace")
-        if len(text) <= RENDER_LIMIT and text.count("\n") <= RENDER_MAX_LINES:
+        if (len(text) <= RENDER_LIMIT and text.count("\n") <= RENDER_MAX_LINES) != over:
             out.append(path)
     return out
 
@@ -86,6 +91,7 @@ def eligible(ws: Path) -> list[Path]:
 async def measure(files: list[Path]) -> dict[str, object]:
     app = Both()
     got: dict[str, list[tuple[float, float, str]]] = {"textual": [], "view": []}
+    sizes: dict[str, tuple[int, int]] = {}  # file -> (characters, lines)
     async with app.run_test(size=(VIEW_WIDTH, 45)) as pilot:
         gaps: list[float] = []
         last = [time.perf_counter()]
@@ -125,6 +131,7 @@ async def measure(files: list[Path]) -> dict[str, object]:
                 await settled()
                 cpu = time.thread_time() - cpu
                 got[arm].append((max(gaps) - 0.005, cpu, path.name))
+                sizes[path.name] = (len(text), text.count("\n") + 1)
     out: dict[str, object] = {"files": len(files)}
     for arm, rows in got.items():
         stalls = [s * 1000 for s, _, _ in rows]
@@ -136,6 +143,10 @@ async def measure(files: list[Path]) -> dict[str, object]:
             "app_thread_cpu_median_ms": round(statistics.median(c * 1000 for _, c, _ in rows), 1),
             "slowest": [[name, round(s * 1000, 1)] for s, _, name in sorted(rows, reverse=True)[:5]],
         }
+    out["by_file"] = [  # [file, characters, lines, Textual's stall ms, the view's stall ms]
+        [name, *sizes[name], round(t * 1000, 1), round(v * 1000, 1)]
+        for (t, _, name), (v, _, _) in zip(got["textual"], got["view"], strict=True)
+    ]
     t, v = out["textual"], out["view"]
     out["stall_median_ratio_view_to_textual"] = round(v["stall_median_ms"] / t["stall_median_ms"], 2)  # type: ignore[index]
     return out
@@ -147,14 +158,17 @@ def main() -> int:
         "--workspace", type=Path, help="a workspace of your own (read only); default LoCoMo + the fixture"
     )
     parser.add_argument("--files", type=int, help="at most this many files (spread over the list)")
+    parser.add_argument(
+        "--over-limit", action="store_true", help="the files the pane shows as source instead (too long to render)"
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "tui_markdown.json")
     args = parser.parse_args()
     ws = workspace_to_index(args.workspace, 1)
     if ws is None:
         return 2
-    files = eligible(ws)
+    files = eligible(ws, args.over_limit)
     if not files:
-        print(f"{ws} has no file the Memory pane would render", file=sys.stderr)
+        print(f"{ws} has no file {'over' if args.over_limit else 'within'} the Memory pane's limit", file=sys.stderr)
         return 2
     if args.files is not None and args.files < len(files):
         step = len(files) / args.files

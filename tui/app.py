@@ -127,7 +127,7 @@ class ClawmemApp(App[int]):
         self.panes: dict[str, Pane] = {}  # by tab id, once mounted
         self._run: IndexRun | None = None
         self._fill_poll: Timer | None = None  # until the panes' first fill is frozen (_freeze_after_first_fill)
-        self.collector = IdleCollector(self.nobody_using)  # full collections at idle moments (tui/collector.py)
+        self.collector = IdleCollector(self.quiet_for)  # full collections at idle moments (tui/collector.py)
         self._embed_paused = False  # the user cancelled embedding: file changes only sync text
         self.theme = engine.settings.tui.theme if engine.settings.tui.theme else "textual-dark"
 
@@ -200,12 +200,17 @@ class ClawmemApp(App[int]):
             self._fill_poll = None
         self.collector.freeze()
 
+    def quiet_for(self) -> float:
+        """Seconds without a key, click or scroll (or a search), and 0 while a pane's worker is at
+        work: how long a full collection's pause would have stopped nobody (tui/collector.py)."""
+        quiet = self.engine.quiet_for()
+        if quiet < IDLE_S or self._panes_at_work():
+            return 0.0
+        return quiet
+
     def nobody_using(self) -> bool:
-        """No key, click or scroll (nor a search) for ``IDLE_S`` and no pane worker at work: a moment
-        when a full collection's pause stops nobody (tui/collector.py)."""
-        if self.engine.quiet_for() < IDLE_S:
-            return False
-        return not self._panes_at_work()
+        """No key, click or scroll (nor a search) for ``IDLE_S`` and no pane worker at work."""
+        return self.quiet_for() >= IDLE_S
 
     def _panes_at_work(self) -> bool:
         """A pane's worker (not the index pass's) is pending or running."""

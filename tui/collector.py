@@ -25,6 +25,13 @@ again — by CPython's own rule one level up: once the frozen objects grew by a 
 the last sweep left (``GROWTH``). Objects that die by their reference count leave the frozen
 ones as they die, so a workspace whose panes hold about as much as before seldom needs one.
 
+A sweep walks everything again (158–274 ms on a real workspace, bench/RESULTS.md §3): longer than
+a stall a person should feel, and it is never urgent — what it frees is garbage the app already
+held. So it waits for a longer quiet than a collection: ``SWEEP_QUIET_S`` without use, a person
+reading or away rather than between two keys or two searches. Only a sweep due for
+``SWEEP_MAX_WAIT_S`` (someone at the app without such a pause for that long) takes the next
+ordinary pause, so the frozen garbage stays bounded.
+
 Only on CPython 3.11–3.13, whose full collections stop the world. From 3.14 CPython's collector
 is incremental — it scans the old objects a slice at a time and ignores generation 2's threshold
 (Python 3.14's "What's New", gc) — so there the app leaves it as it is.
@@ -44,6 +51,8 @@ IDLE_S = 0.5  # no use this long: a person has stopped typing (keys come 0.1–0
 MAX_WAIT_S = 30.0  # a due collection waits for idleness at most this long
 FULL_AFTER = 10  # young (generation 1) collections between full ones: CPython's default threshold
 GROWTH = 0.25  # CPython's rule, for sweeps: once the frozen objects grew by a quarter
+SWEEP_QUIET_S = 5.0  # a sweep waits for this long without use: longer than a pause between searches
+SWEEP_MAX_WAIT_S = 600.0  # … unless it has been due this long: then the next IDLE_S pause will do
 OUT_OF_REACH = 1 << 30  # generation 2's threshold while the app decides (never reached)
 TAKES_OVER = sys.implementation.name == "cpython" and sys.version_info < (3, 14)  # see the module docstring
 
@@ -51,16 +60,18 @@ TAKES_OVER = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 class IdleCollector:
     """Runs the app's full cyclic collections at idle moments (see the module docstring).
 
-    ``idle`` says whether nobody is using the app now; ``clock`` is monotonic seconds (a test
-    passes its own). ``tick`` is called on the app's thread a few times a second."""
+    ``quiet`` is how many seconds nobody has used the app (0 while it is at work for someone);
+    ``clock`` is monotonic seconds (a test passes its own). ``tick`` is called on the app's thread
+    a few times a second."""
 
-    def __init__(self, idle: Callable[[], bool], clock: Callable[[], float] = time.monotonic) -> None:
-        self._idle = idle
+    def __init__(self, quiet: Callable[[], float], clock: Callable[[], float] = time.monotonic) -> None:
+        self._quiet = quiet
         self._clock = clock
         self._saved: tuple[int, int, int] | None = None
         self._swept = 0  # objects frozen when the last sweep (or the start) ended
         self._frozen = 0  # objects frozen when the last collection ended (at most)
         self._due_since: float | None = None
+        self._sweep_due_since: float | None = None  # when a sweep was first seen due
         self.collections = 0  # full collections this collector ran, sweeps included
         self.sweeps = 0  # … of them that unfroze everything first
         self.forced = 0  # … of them run because one had waited MAX_WAIT_S
@@ -106,7 +117,8 @@ class IdleCollector:
 
     def tick(self) -> bool:
         """Run a full collection if one is due and nobody is using the app (or it has waited
-        MAX_WAIT_S). True when one ran."""
+        MAX_WAIT_S); a sweep if one is due too and the quiet is long enough for it. True when
+        one ran."""
         if self._saved is None or not gc.isenabled():
             return False
         if not self.due():
@@ -115,12 +127,23 @@ class IdleCollector:
         now = self._clock()
         if self._due_since is None:
             self._due_since = now
-        idle = self._idle()
+        quiet = self._quiet()
+        idle = quiet >= IDLE_S
         if not idle and now - self._due_since < MAX_WAIT_S:
             return False
         self.forced += int(not idle)
-        self._collect(sweep=idle and self.sweep_due())
+        self._collect(sweep=idle and self._may_sweep(now, quiet))
         return True
+
+    def _may_sweep(self, now: float, quiet: float) -> bool:
+        """A sweep is due, and nobody has used the app for SWEEP_QUIET_S — or it has been due for
+        SWEEP_MAX_WAIT_S."""
+        if not self.sweep_due():
+            self._sweep_due_since = None
+            return False
+        if self._sweep_due_since is None:
+            self._sweep_due_since = now
+        return quiet >= SWEEP_QUIET_S or now - self._sweep_due_since >= SWEEP_MAX_WAIT_S
 
     def _collect(self, sweep: bool) -> None:
         """A full collection of what is not frozen — of everything, for a sweep — then whatever
@@ -134,8 +157,11 @@ class IdleCollector:
         self._frozen += survivors  # high by the frozen objects that died since: a bound
         if sweep or self.sweep_due():  # the exact count walks every frozen one (~4 ms for 330k): when it decides
             self._frozen = gc.get_freeze_count()
+        if self._sweep_due_since is None and not sweep and self.sweep_due():
+            self._sweep_due_since = self._clock()  # what this collection froze made a sweep due
         if sweep:
             self._swept = self._frozen
+            self._sweep_due_since = None
             self.sweeps += 1
         self._due_since = None
         self.collections += 1

@@ -3,8 +3,8 @@
 
 The real ``gc``: cycles are made, aged into generation 2 by young collections, and left
 unreachable there, where only a full collection frees them — or left unreachable inside the
-freeze, where only a sweep does. The test owns the clock and the "nobody is using the app"
-signal, nothing else."""
+freeze, where only a sweep does. The test owns the clock and the "seconds nobody has used the
+app" signal, nothing else."""
 
 from __future__ import annotations
 
@@ -13,9 +13,19 @@ import weakref
 from collections.abc import Iterator
 
 import pytest
-from clawmem.tui.collector import FULL_AFTER, GROWTH, MAX_WAIT_S, OUT_OF_REACH, TAKES_OVER, IdleCollector
+from clawmem.tui.collector import (
+    FULL_AFTER,
+    GROWTH,
+    IDLE_S,
+    MAX_WAIT_S,
+    OUT_OF_REACH,
+    SWEEP_MAX_WAIT_S,
+    SWEEP_QUIET_S,
+    TAKES_OVER,
+    IdleCollector,
+)
 
-from tests.tui.garbage import Node, old_garbage
+from tests.tui.garbage import Node, cycles, old_garbage
 
 
 class Clock:
@@ -37,6 +47,10 @@ def thresholds() -> Iterator[tuple[int, int, int]]:
     gc.unfreeze()  # what the collector froze (the app does so at unmount)
 
 
+AWAY = SWEEP_QUIET_S + 1  # seconds without use: a person reading or away
+PAUSE = IDLE_S  # … between two keys or two searches
+
+
 def age() -> None:
     """Young collections enough to move what is live into generation 2 and make a full one due."""
     for _ in range(FULL_AFTER):
@@ -45,7 +59,7 @@ def age() -> None:
 
 def test_a_due_full_collection_waits_until_nobody_is_using_the_app(thresholds: tuple[int, int, int]) -> None:
     busy = [True]
-    collector = IdleCollector(lambda: not busy[0], Clock())
+    collector = IdleCollector(lambda: 0.0 if busy[0] else AWAY, Clock())
     collector.start()
     assert gc.get_threshold() == (thresholds[0], thresholds[1], OUT_OF_REACH)  # CPython's full ones off
     probe = old_garbage(50_000)
@@ -62,7 +76,7 @@ def test_a_due_full_collection_waits_until_nobody_is_using_the_app(thresholds: t
 
 def test_a_collection_due_too_long_runs_even_while_the_app_is_in_use(thresholds: tuple[int, int, int]) -> None:
     clock = Clock()
-    collector = IdleCollector(lambda: False, clock)
+    collector = IdleCollector(lambda: 0.0, clock)
     collector.start()
     probe = old_garbage(50_000)
     assert not collector.tick()
@@ -75,7 +89,7 @@ def test_a_collection_due_too_long_runs_even_while_the_app_is_in_use(thresholds:
 
 
 def test_what_a_collection_leaves_is_frozen_so_the_next_walks_only_the_new(thresholds: tuple[int, int, int]) -> None:
-    collector = IdleCollector(lambda: True, Clock())
+    collector = IdleCollector(lambda: AWAY, Clock())
     collector.start()
     collector.freeze()  # as the app does after its first refresh
     frozen = gc.get_freeze_count()  # everything live then: the test process's modules
@@ -98,35 +112,31 @@ def test_what_a_collection_leaves_is_frozen_so_the_next_walks_only_the_new(thres
 def test_a_cycle_that_died_frozen_is_freed_once_the_frozen_objects_grew_by_a_quarter(
     thresholds: tuple[int, int, int],
 ) -> None:
-    idle, clock = [True], Clock()
-    collector = IdleCollector(lambda: idle[0], clock)
+    quiet, clock = [AWAY], Clock()
+    collector = IdleCollector(lambda: quiet[0], clock)
     collector.start()
     collector.freeze()  # start-up's objects
     fill = [Node() for _ in range(gc.get_freeze_count())]  # the panes' first fill doubles them
     collector.freeze()  # … and the app freezes them too: what it holds, not growth to sweep for
     assert not collector.sweep_due()
     swept = gc.get_freeze_count()
-    cycles = []
-    for _ in range(1_000):
-        a, b = Node(), Node()
-        a.other, b.other = b, a
-        cycles.append(a)
-    probe = weakref.ref(cycles[0])
+    held = cycles(1_000)
+    probe = weakref.ref(held[0])
     age()
     assert collector.tick() and not collector.sweep_due()  # alive, frozen
-    cycles.clear()  # dead now, inside the freeze
+    held.clear()  # dead now, inside the freeze
     age()
     assert collector.tick() and probe() is not None  # an ordinary collection does not see it: the price
     grown = [Node() for _ in range(int(swept * GROWTH) + 1)]  # the frozen objects grow by a quarter
     age()
     assert collector.tick() and collector.sweep_due()
-    idle[0] = False
+    quiet[0] = 0.0
     age()
     assert not collector.tick()  # due, but the person is there
     clock.now += MAX_WAIT_S
     assert collector.tick() and collector.forced == 1  # due too long: forced while in use …
     assert probe() is not None and collector.sweeps == 0  # … but a sweep waits for a pause
-    idle[0] = True
+    quiet[0] = AWAY
     age()
     assert collector.tick() and probe() is None  # the sweep: everything unfrozen, collected, frozen again
     assert collector.sweeps == 1 and not collector.sweep_due()
@@ -134,8 +144,48 @@ def test_a_cycle_that_died_frozen_is_freed_once_the_frozen_objects_grew_by_a_qua
     assert len(grown) > 0 and len(fill) > 0
 
 
+def test_a_sweep_waits_for_a_longer_quiet_than_a_collection_unless_due_too_long(
+    thresholds: tuple[int, int, int],
+) -> None:
+    # A sweep walks everything (158-274 ms on a real workspace, bench/RESULTS.md §3): a pause
+    # between two searches is enough for a collection, not for it.
+    quiet, clock = [PAUSE], Clock()
+    collector = IdleCollector(lambda: quiet[0], clock)
+    collector.start()
+    collector.freeze()
+    swept = gc.get_freeze_count()
+    held = cycles(1_000)
+    probe = weakref.ref(held[0])
+    grown = [Node() for _ in range(int(swept * GROWTH) + 1)]
+    age()
+    assert collector.tick() and collector.sweep_due()  # frozen, and now a quarter more
+    held.clear()  # dead inside the freeze: only a sweep frees it
+    age()
+    assert collector.tick() and collector.sweeps == 0 and probe() is not None  # a pause: a collection only
+    quiet[0] = AWAY
+    age()
+    assert collector.tick() and collector.sweeps == 1 and probe() is None  # away: the sweep
+
+    more = [Node() for _ in range(int(gc.get_freeze_count() * GROWTH) + 1)]  # due again, and kept busy:
+    cycle = cycles(1)
+    second = weakref.ref(cycle[0])
+    quiet[0] = PAUSE
+    age()
+    assert collector.tick() and collector.sweep_due()  # frozen with the rest
+    del cycle
+    for _ in range(3):
+        clock.now += SWEEP_MAX_WAIT_S / 4
+        age()
+        assert collector.tick() and collector.sweeps == 1 and second() is not None  # only pauses, so far
+    clock.now += SWEEP_MAX_WAIT_S / 4
+    age()
+    assert collector.tick() and collector.sweeps == 2 and second() is None  # due too long: a pause will do
+    collector.stop()
+    assert len(grown) > 0 and len(more) > 0
+
+
 def test_stopped_it_leaves_the_collector_as_cpython_had_it(thresholds: tuple[int, int, int]) -> None:
-    collector = IdleCollector(lambda: True, Clock())
+    collector = IdleCollector(lambda: AWAY, Clock())
     collector.start()
     collector.stop()
     assert gc.get_threshold() == thresholds and not collector.active

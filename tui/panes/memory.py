@@ -28,8 +28,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import ContentSwitcher, DataTable, Static, TextArea, Tree
 from textual.widgets.tree import TreeNode
 
-# Textual's Markdown widget mounts a widget per block, on the app's thread: a 1,000-bullet file
-# froze the app for seconds (bench/tui_tables.py). Larger files open as source, which is instant.
+# The rendered view is one widget (tui/widgets/markdown_view.py) but still lays the whole text out
+# on the app's thread: files just past these limits (up to 17k characters) held it 45 ms at the
+# median and up to 185 ms, the longest (30-59k) up to 444 ms (bench/tui_markdown.py --over-limit,
+# bench/RESULTS.md §3) — a stall at every arrow key through the tree. Larger files open as source,
+# which is instant. (Textual's own Markdown widget froze the app for seconds on a 1,000-bullet file.)
 RENDER_LIMIT = 12_000  # characters (MEMORY.md's Dreaming budget is 10,000)
 RENDER_MAX_LINES = 250
 SOFT_WRAP_MAX_LINES = 2_000
