@@ -19,7 +19,17 @@ from clawmem.tui.panes.search import SearchPane
 from clawmem.tui.widgets.breakdown import BreakdownPanel
 from clawmem.tui.widgets.markdown_view import MarkdownView
 from textual.message import Message
-from textual.widgets import Checkbox, DataTable, Input, Label, SelectionList, Static, TabbedContent, TextArea
+from textual.widgets import (
+    Checkbox,
+    ContentSwitcher,
+    DataTable,
+    Input,
+    Label,
+    SelectionList,
+    Static,
+    TabbedContent,
+    TextArea,
+)
 
 from tests.conftest import FIXTURES
 from tests.tui.garbage import old_garbage
@@ -649,6 +659,45 @@ async def test_a_reload_that_changes_nothing_leaves_the_rendered_file_as_it_is(
         assert "Sam prefers oat milk now." in "\n".join(
             strip.text for strip in rendered.render_lines(rendered.region.reset_offset)
         )
+
+
+async def test_a_file_too_long_to_render_opens_as_source_and_v_renders_it_anyway(
+    make_app: Callable[..., ClawmemApp],
+) -> None:
+    # Rendering a file past the pane's limit held the app up to 444 ms (bench/RESULTS.md §3): not
+    # at every arrow key through the tree, but when the person asks for it.
+    from clawmem.tui.panes.memory import RENDER_MAX_LINES
+
+    app = make_app()
+    long_rel = "memory/notes/long.md"
+    long_md = app.engine.workspace / long_rel
+    long_md.parent.mkdir(parents=True, exist_ok=True)
+    long_md.write_text(
+        "# Long\n\n" + "".join(f"- Item {i} of the long list.\n" for i in range(RENDER_MAX_LINES)), "utf-8"
+    )
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        memory = app.query_one(MemoryPane)
+        switcher = app.query_one("#memory-view", ContentSwitcher)
+        view = app.query_one("#memory-markdown", MarkdownView)
+        memory.open(long_rel, None)
+        await settle(pilot)
+        assert switcher.current == "memory-source"  # too long: source, unasked
+        assert "v renders it" in str(app.query_one("#memory-file-header", Static).render())
+        assert "Item 3 of" not in view.source
+        memory.open("MEMORY.md", None)
+        await settle(pilot)
+        assert switcher.current == "memory-rendered"  # the person's choice was kept for the next file
+        memory.open(long_rel, None)
+        await settle(pilot)
+        app.query_one("#memory-tree").focus()
+        await pilot.press("v")
+        await settle(pilot)
+        assert switcher.current == "memory-rendered" and "Item 3 of the long list." in view.source
+        assert "v renders it" not in str(app.query_one("#memory-file-header", Static).render())
+        await pilot.press("v")
+        await settle(pilot)
+        assert switcher.current == "memory-source"
 
 
 async def test_a_search_while_the_first_pass_indexes_the_text_answers_at_once_then_again(

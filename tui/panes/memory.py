@@ -69,6 +69,11 @@ class EntriesTable(MeasuredTable):
     ]
 
 
+def _too_long(text: str) -> bool:
+    """Past what the pane renders unasked (RENDER_LIMIT, RENDER_MAX_LINES)."""
+    return len(text) > RENDER_LIMIT or text.count("\n") > RENDER_MAX_LINES
+
+
 def _count_label(info: FileInfo) -> str:
     if info.problem:
         return "skipped"
@@ -177,7 +182,8 @@ class MemoryPane(Pane):
         self._pending_line: int | None = None
         self._table_line: int | None = None  # the line whose entry the table selects once filled
         self._fill_scheduled = False
-        self._mode = "rendered"
+        self._mode = "rendered"  # the person's choice; a file too long to render still shows as source
+        self._anyway: str | None = None  # … unless they asked for this one rendered (``v`` on it)
 
     def compose(self) -> ComposeResult:
         with Horizontal():
@@ -327,17 +333,6 @@ class MemoryPane(Pane):
         if snap.rel != self.current:
             return
         previous, self.snapshot = self.snapshot, snap
-        info = self.files.get(snap.rel)
-        header = Text.assemble(
-            (snap.rel, "bold"),
-            (" · " + KIND_LABEL.get(info.kind, info.kind) if info else "", "dim"),
-            (f" · {len(snap.text):,} chars" if snap.exists else " · missing", "dim"),
-            (f" · {info.origin}" if info else "", "dim"),
-            (f" · {info.superseded_entries} superseded" if info and info.superseded_entries else "", "yellow"),
-            no_wrap=True,
-            overflow="ellipsis",
-        )
-        self.query_one("#memory-file-header", Static).update(header)
         source = self.query_one("#memory-source", TextArea)
         if source.text != snap.text:
             # A reload (an external edit, a save) keeps the reader where they were. Very long files
@@ -350,16 +345,9 @@ class MemoryPane(Pane):
                 last = source.document.line_count - 1
                 source.move_cursor((min(cursor[0], last), 0))
                 source.scroll_to(scroll.x, scroll.y, animate=False)
-        rendered = self.query_one("#memory-markdown", MarkdownView)
-        if len(snap.text) <= RENDER_LIMIT and snap.text.count("\n") <= RENDER_MAX_LINES:
-            rendered.show(decorate_markdown(snap.text, entries))
-        else:
-            rendered.show(
-                f"*{snap.rel} has {len(snap.text):,} characters on {snap.text.count(chr(10)) + 1:,} lines: "
-                "too long to render without freezing the app, so it is shown as source (`v`).*"
-            )
-            if self._mode == "rendered":
-                self._set_mode("source")
+        if not _too_long(snap.text) or self._anyway == snap.rel:
+            self.query_one("#memory-markdown", MarkdownView).show(decorate_markdown(snap.text, entries))
+        self._apply_view()
         self._entries = entries
         self._table_line = None
         if self._pending_line is not None:
@@ -446,14 +434,51 @@ class MemoryPane(Pane):
 
     def _set_mode(self, mode: str) -> None:
         self._mode = mode
-        self.query_one(ContentSwitcher).current = "memory-source" if mode == "source" else "memory-rendered"
+        self._apply_view()
+
+    def _held_back(self) -> bool:
+        """The person chose rendered, but the file shown is too long to render unasked."""
+        snap = self.snapshot
+        return self._mode == "rendered" and snap is not None and _too_long(snap.text) and self._anyway != snap.rel
+
+    def _apply_view(self) -> None:
+        """Source or rendered, as the person chose — source for a file too long to render — and
+        the header that says which."""
+        source = self._mode == "source" or self._held_back()
+        self.query_one(ContentSwitcher).current = "memory-source" if source else "memory-rendered"
+        snap = self.snapshot
+        if snap is None:
+            return
+        info = self.files.get(snap.rel)
+        header = Text.assemble(
+            (snap.rel, "bold"),
+            (" · " + KIND_LABEL.get(info.kind, info.kind) if info else "", "dim"),
+            (f" · {len(snap.text):,} chars" if snap.exists else " · missing", "dim"),
+            (f" · {info.origin}" if info else "", "dim"),
+            (f" · {info.superseded_entries} superseded" if info and info.superseded_entries else "", "yellow"),
+            (" · long: shown as source, v renders it" if self._held_back() else "", "dim italic"),
+            no_wrap=True,
+            overflow="ellipsis",
+        )
+        self.query_one("#memory-file-header", Static).update(header)
 
     def action_toggle_view(self) -> None:
-        self._set_mode("rendered" if self._mode == "source" else "source")
+        """Source ↔ rendered. On a file too long to render unasked, ``v`` renders it anyway: a
+        pause the person asked for (up to about half a second, bench/RESULTS.md §3), not one at
+        every arrow key through the tree."""
+        if self.query_one(ContentSwitcher).current == "memory-rendered":
+            self._set_mode("source")
+            return
+        snap = self.snapshot
+        if snap is not None and _too_long(snap.text):
+            self._anyway = snap.rel
+            self.query_one("#memory-markdown", MarkdownView).show(decorate_markdown(snap.text, self._entries))
+        self._set_mode("rendered")
 
     def action_edit(self) -> None:
         if self.current:
-            line = self.query_one("#memory-source", TextArea).cursor_location[0] + 1 if self._mode == "source" else None
+            showing_source = self.query_one(ContentSwitcher).current == "memory-source"
+            line = self.query_one("#memory-source", TextArea).cursor_location[0] + 1 if showing_source else None
             self.post_message(EditFile(self.current, line))
 
     def action_reload(self) -> None:
