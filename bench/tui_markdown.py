@@ -1,26 +1,31 @@
 """Showing a memory file rendered: how long the app's event loop stalls (issue 41).
 
 The Memory pane shows the file a person opens — at start-up, and at every arrow key through its
-tree — rendered as Markdown, on the app's thread. Two renderers, side by side in one process, on
+tree — rendered as Markdown, on the app's thread. Three arms, side by side in one process, on
 every file of a workspace that the pane would render (at most its ``RENDER_LIMIT`` characters and
-``RENDER_MAX_LINES`` lines), in turns A B, B A, … per file:
+``RENDER_MAX_LINES`` lines), in turns per file (each arm first in its turn):
 
 - ``textual``: Textual's ``Markdown`` widget (the pane's view before tui/widgets/markdown_view.py):
   a widget per block, each styled and laid out;
-- ``view``: ``MarkdownView`` (the product): one ``Static``, Rich laying the text out.
+- ``view``: ``MarkdownView`` (the product): one ``Static``, Rich laying the text out, in a scroll
+  whose bar takes its columns only when the text is taller than the view (the Memory pane's);
+- ``view_gutter_stable``: the same in a scroll that keeps its bar's gutter either way
+  (``scrollbar-gutter: stable``), so that a tall text is laid out at one width instead of two:
+  measured, not kept (bench/RESULTS.md §3).
 
 Each file replaces the one shown before, as in the pane. Reported per renderer: the longest stall
 of the event loop while the file is shown (the largest gap between ticks of a 5 ms timer, the
 time the app could not have answered a key), from the show until the app has settled (0.3 s
 without a gap over 30 ms), median and worst over the files, the five slowest files, and the app
-thread's CPU time for it; and the ratio of the medians. Before each show the app settles too, and
-collects and freezes what it holds, as the app's collector does at idle moments
-(tui/collector.py), so neither renderer's work or garbage spills into the other's window. The app is headless (``run_test``) at the
-width the Memory pane gives its view at 160 columns. Written to bench/results/tui_markdown.json.
+thread's CPU time for it; and the ratios of the medians. Before each show the app settles too,
+and collects and freezes what it holds, as the app's collector does at idle moments
+(tui/collector.py), so no arm's work or garbage spills into another's window. Each arm is on a
+screen of its own. The app is headless (``run_test``) at the width the Memory pane gives its
+view at 160 columns. Written to bench/results/tui_markdown.json.
 
 ``--over-limit`` measures the files the pane shows as source instead (more than ``RENDER_LIMIT``
 characters or ``RENDER_MAX_LINES`` lines), to see where a limit belongs. Per file, the sizes and
-both stalls are listed too (``by_file``).
+every arm's stall are listed too (``by_file``).
 
 Usage: python bench/tui_markdown.py [--workspace DIR] [--files N] [--over-limit] [--out FILE]
 """
@@ -53,6 +58,7 @@ from bench.index_throughput import workspace_to_index  # noqa: E402
 QUIET_S = 0.3  # settled: this long without a gap over SETTLED_GAP_S
 SETTLED_GAP_S = 0.03
 SETTLE_MAX_S = 5.0
+ARMS = ("textual", "view", "view_gutter_stable")
 VIEW_WIDTH = 128  # the Memory pane's view at 160 columns (the tree takes the rest)
 
 
@@ -62,8 +68,17 @@ class TextualScreen(Screen[None]):
 
 
 class ViewScreen(Screen[None]):
+    """The view in a scroll whose bar's gutter is kept (``gutter="stable"``), or not (``"auto"``,
+    the Memory pane's: a tall text laid out at two widths, without the bar and with it)."""
+
+    def __init__(self, gutter: str) -> None:
+        super().__init__()
+        self.bar_gutter = gutter
+
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        scroll = VerticalScroll()
+        scroll.styles.scrollbar_gutter = self.bar_gutter  # type: ignore[assignment]
+        with scroll:
             yield MarkdownView(id="view-md")
 
 
@@ -73,7 +88,8 @@ class Both(App[None]):
 
     def on_mount(self) -> None:
         self.install_screen(TextualScreen(), "textual")
-        self.install_screen(ViewScreen(), "view")
+        self.install_screen(ViewScreen("auto"), "view")
+        self.install_screen(ViewScreen("stable"), "view_gutter_stable")
         self.push_screen("textual")
 
 
@@ -90,7 +106,7 @@ def eligible(ws: Path, over: bool = False) -> list[Path]:
 
 async def measure(files: list[Path]) -> dict[str, object]:
     app = Both()
-    got: dict[str, list[tuple[float, float, str]]] = {"textual": [], "view": []}
+    got: dict[str, list[tuple[float, float, str]]] = {arm: [] for arm in ARMS}
     sizes: dict[str, tuple[int, int]] = {}  # file -> (characters, lines)
     async with app.run_test(size=(VIEW_WIDTH, 45)) as pilot:
         gaps: list[float] = []
@@ -116,7 +132,7 @@ async def measure(files: list[Path]) -> dict[str, object]:
         await settled()
         for i, path in enumerate(files):
             text = path.read_text(encoding="utf-8", errors="replace")
-            order = ("textual", "view") if i % 2 == 0 else ("view", "textual")
+            order = ARMS[i % len(ARMS) :] + ARMS[: i % len(ARMS)]  # each arm first in turn
             for arm in order:
                 app.switch_screen(arm)
                 await settled()
@@ -143,12 +159,16 @@ async def measure(files: list[Path]) -> dict[str, object]:
             "app_thread_cpu_median_ms": round(statistics.median(c * 1000 for _, c, _ in rows), 1),
             "slowest": [[name, round(s * 1000, 1)] for s, _, name in sorted(rows, reverse=True)[:5]],
         }
-    out["by_file"] = [  # [file, characters, lines, Textual's stall ms, the view's stall ms]
-        [name, *sizes[name], round(t * 1000, 1), round(v * 1000, 1)]
-        for (t, _, name), (v, _, _) in zip(got["textual"], got["view"], strict=True)
+    out["by_file"] = [  # [file, characters, lines, Textual's stall ms, the view's, the view's with the gutter kept]
+        [name, *sizes[name], round(t * 1000, 1), round(v * 1000, 1), round(g * 1000, 1)]
+        for (t, _, name), (v, _, _), (g, _, _) in zip(
+            got["textual"], got["view"], got["view_gutter_stable"], strict=True
+        )
     ]
     t, v = out["textual"], out["view"]
     out["stall_median_ratio_view_to_textual"] = round(v["stall_median_ms"] / t["stall_median_ms"], 2)  # type: ignore[index]
+    g = out["view_gutter_stable"]
+    out["stall_median_ratio_gutter_stable_to_view"] = round(g["stall_median_ms"] / v["stall_median_ms"], 2)  # type: ignore[index]
     return out
 
 
