@@ -104,7 +104,7 @@ def eligible(ws: Path, over: bool = False) -> list[Path]:
     return out
 
 
-async def measure(files: list[Path]) -> dict[str, object]:
+async def measure(root: Path, files: list[Path]) -> dict[str, object]:
     app = Both()
     got: dict[str, list[tuple[float, float, str]]] = {arm: [] for arm in ARMS}
     sizes: dict[str, tuple[int, int]] = {}  # file -> (characters, lines)
@@ -132,6 +132,7 @@ async def measure(files: list[Path]) -> dict[str, object]:
         await settled()
         for i, path in enumerate(files):
             text = path.read_text(encoding="utf-8", errors="replace")
+            name = str(path.relative_to(root))  # not the bare name: diaries share theirs across folders
             order = ARMS[i % len(ARMS) :] + ARMS[: i % len(ARMS)]  # each arm first in turn
             for arm in order:
                 app.switch_screen(arm)
@@ -146,8 +147,8 @@ async def measure(files: list[Path]) -> dict[str, object]:
                     app.screen.query_one("#view-md", MarkdownView).show(text)
                 await settled()
                 cpu = time.thread_time() - cpu
-                got[arm].append((max(gaps) - 0.005, cpu, path.name))
-                sizes[path.name] = (len(text), text.count("\n") + 1)
+                got[arm].append((max(gaps) - 0.005, cpu, name))
+                sizes[name] = (len(text), text.count("\n") + 1)
     out: dict[str, object] = {"files": len(files)}
     for arm, rows in got.items():
         stalls = [s * 1000 for s, _, _ in rows]
@@ -195,7 +196,7 @@ def main() -> int:
         files = [files[int(i * step)] for i in range(args.files)]
     result = {
         "workspace": str(args.workspace) if args.workspace else "LoCoMo 1 + fixture",
-        **asyncio.run(measure(files)),
+        **asyncio.run(measure(ws, files)),
     }
     gc.unfreeze()
     print(json.dumps(result, indent=2))

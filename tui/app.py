@@ -203,10 +203,7 @@ class ClawmemApp(App[int]):
     def quiet_for(self) -> float:
         """Seconds without a key, click or scroll (or a search), and 0 while a pane's worker is at
         work: how long a full collection's pause would have stopped nobody (tui/collector.py)."""
-        quiet = self.engine.quiet_for()
-        if quiet < IDLE_S or self._panes_at_work():
-            return 0.0
-        return quiet
+        return 0.0 if self._panes_at_work() else self.engine.quiet_for()
 
     def nobody_using(self) -> bool:
         """No key, click or scroll (nor a search) for ``IDLE_S`` and no pane worker at work."""

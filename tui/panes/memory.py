@@ -345,10 +345,10 @@ class MemoryPane(Pane):
                 last = source.document.line_count - 1
                 source.move_cursor((min(cursor[0], last), 0))
                 source.scroll_to(scroll.x, scroll.y, animate=False)
-        if not _too_long(snap.text) or self._anyway == snap.rel:
-            self.query_one("#memory-markdown", MarkdownView).show(decorate_markdown(snap.text, entries))
-        self._apply_view()
         self._entries = entries
+        if not _too_long(snap.text) or self._anyway == snap.rel:
+            self._render_file()
+        self._apply_view()
         self._table_line = None
         if self._pending_line is not None:
             line = self._pending_line
@@ -469,11 +469,15 @@ class MemoryPane(Pane):
         if self.query_one(ContentSwitcher).current == "memory-rendered":
             self._set_mode("source")
             return
-        snap = self.snapshot
-        if snap is not None and _too_long(snap.text):
-            self._anyway = snap.rel
-            self.query_one("#memory-markdown", MarkdownView).show(decorate_markdown(snap.text, self._entries))
+        if self.snapshot is not None and _too_long(self.snapshot.text):
+            self._anyway = self.snapshot.rel
+            self._render_file()
         self._set_mode("rendered")
+
+    def _render_file(self) -> None:
+        """The file shown, rendered with its entries' marks (unchanged text is not laid out again)."""
+        if self.snapshot is not None:
+            self.query_one("#memory-markdown", MarkdownView).show(decorate_markdown(self.snapshot.text, self._entries))
 
     def action_edit(self) -> None:
         if self.current:
